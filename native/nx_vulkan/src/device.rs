@@ -1,0 +1,283 @@
+//! Vulkan instance and device: choosing the most capable compute device, enabling the
+//! features the kernels need, and describing the device to users.
+
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use vulkano::device::physical::{PhysicalDevice, PhysicalDeviceType};
+use vulkano::device::{
+    Device, DeviceCreateInfo, DeviceExtensions, DeviceFeatures, Queue, QueueCreateInfo, QueueFlags,
+};
+use vulkano::instance::{Instance, InstanceCreateFlags, InstanceCreateInfo, InstanceExtensions};
+use vulkano::memory::MemoryPropertyFlags;
+use vulkano::{Version, VulkanLibrary};
+
+/// What the chosen device offers, as reported by `Nx.Vulkan.device_info/0`.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Index in the instance's device list (what `NX_VULKAN_DEVICE` takes).
+    pub index: usize,
+    pub name: String,
+    /// "discrete", "integrated", "virtual", "cpu" or "other".
+    pub device_type: &'static str,
+    pub driver: String,
+    pub api_version: String,
+    /// (size in bytes, device-local?) per memory heap.
+    pub heaps: Vec<(u64, bool)>,
+    pub subgroup_size: u32,
+    pub max_workgroup_count: [u32; 3],
+    pub max_shared_memory: u32,
+    pub max_storage_buffer_range: u32,
+    pub max_allocation: u64,
+    pub f16: bool,
+    pub f64: bool,
+    pub int64: bool,
+    pub int16: bool,
+    pub int8: bool,
+    pub storage16: bool,
+    pub cooperative_matrix: bool,
+    /// Device-local memory the host can map (resizable BAR or unified memory).
+    pub host_visible_device_memory: bool,
+}
+
+/// The opened device and its compute queue.
+pub struct Gpu {
+    pub device: Arc<Device>,
+    pub queue: Arc<Queue>,
+    pub info: DeviceInfo,
+}
+
+fn type_name(t: PhysicalDeviceType) -> &'static str {
+    match t {
+        PhysicalDeviceType::DiscreteGpu => "discrete",
+        PhysicalDeviceType::IntegratedGpu => "integrated",
+        PhysicalDeviceType::VirtualGpu => "virtual",
+        PhysicalDeviceType::Cpu => "cpu",
+        _ => "other",
+    }
+}
+
+fn type_rank(t: PhysicalDeviceType) -> u32 {
+    match t {
+        PhysicalDeviceType::DiscreteGpu => 0,
+        PhysicalDeviceType::IntegratedGpu => 1,
+        PhysicalDeviceType::VirtualGpu => 2,
+        PhysicalDeviceType::Cpu => 3,
+        _ => 4,
+    }
+}
+
+/// Why `pd` cannot run the kernels, or `None` when it can.
+fn unusable_reason(pd: &PhysicalDevice) -> Option<String> {
+    let f = pd.supported_features();
+    if pd.api_version() < Version::V1_2 {
+        return Some(format!("Vulkan {} < 1.2", pd.api_version()));
+    }
+    let missing: Vec<&str> = [
+        ("bufferDeviceAddress", f.buffer_device_address),
+        ("storageBuffer8BitAccess", f.storage_buffer8_bit_access),
+        ("storageBuffer16BitAccess", f.storage_buffer16_bit_access),
+    ]
+    .iter()
+    .filter(|(_, ok)| !ok)
+    .map(|(n, _)| *n)
+    .collect();
+    if !missing.is_empty() {
+        return Some(format!("missing {}", missing.join(", ")));
+    }
+    if compute_queue_family(pd).is_none() {
+        return Some("no compute queue".into());
+    }
+    None
+}
+
+fn compute_queue_family(pd: &PhysicalDevice) -> Option<u32> {
+    let families = pd.queue_family_properties();
+    // Prefer a compute queue without graphics (dedicated compute engines).
+    let dedicated = families.iter().position(|q| {
+        q.queue_flags.intersects(QueueFlags::COMPUTE)
+            && !q.queue_flags.intersects(QueueFlags::GRAPHICS)
+    });
+    dedicated
+        .or_else(|| {
+            families
+                .iter()
+                .position(|q| q.queue_flags.intersects(QueueFlags::COMPUTE))
+        })
+        .map(|i| i as u32)
+}
+
+/// Picks a device: `NX_VULKAN_DEVICE` (an index or a name substring) when set, else the
+/// most capable usable one (discrete > integrated > virtual > CPU).
+fn choose(devices: &[Arc<PhysicalDevice>], wanted: Option<&str>) -> Result<usize> {
+    if let Some(w) = wanted.filter(|w| !w.is_empty()) {
+        let idx = match w.parse::<usize>() {
+            Ok(i) if i < devices.len() => Some(i),
+            Ok(_) => None,
+            Err(_) => {
+                let w = w.to_lowercase();
+                devices
+                    .iter()
+                    .position(|d| d.properties().device_name.to_lowercase().contains(&w))
+            }
+        };
+        let i = idx.ok_or_else(|| {
+            let names: Vec<String> = devices
+                .iter()
+                .enumerate()
+                .map(|(i, d)| format!("{i}: {}", d.properties().device_name))
+                .collect();
+            Error::NoDevice(format!(
+                "NX_VULKAN_DEVICE={w:?} matches none of [{}]",
+                names.join(", ")
+            ))
+        })?;
+        if let Some(why) = unusable_reason(&devices[i]) {
+            return Err(Error::NoDevice(format!(
+                "{}: {why}",
+                devices[i].properties().device_name
+            )));
+        }
+        return Ok(i);
+    }
+    let mut best: Option<(u32, usize)> = None;
+    let mut reasons = Vec::new();
+    for (i, d) in devices.iter().enumerate() {
+        match unusable_reason(d) {
+            Some(why) => reasons.push(format!("{}: {why}", d.properties().device_name)),
+            None => {
+                let rank = type_rank(d.properties().device_type);
+                if best.is_none_or(|(r, _)| rank < r) {
+                    best = Some((rank, i));
+                }
+            }
+        }
+    }
+    best.map(|(_, i)| i).ok_or_else(|| {
+        if devices.is_empty() {
+            Error::NoDevice(
+                "the Vulkan loader found no device (on a machine without a GPU, install Mesa's lavapipe: mesa-vulkan-drivers)".into(),
+            )
+        } else {
+            Error::NoDevice(reasons.join("; "))
+        }
+    })
+}
+
+impl Gpu {
+    /// Opens the device chosen by [`choose`], enabling every feature the kernels can use.
+    pub fn open() -> Result<Gpu> {
+        let library = VulkanLibrary::new().map_err(|e| {
+            Error::NoDevice(format!(
+                "cannot load the Vulkan loader (libvulkan.so.1): {e}"
+            ))
+        })?;
+        let portability = library.supported_extensions().khr_portability_enumeration;
+        let instance = Instance::new(
+            library,
+            InstanceCreateInfo {
+                flags: if portability {
+                    InstanceCreateFlags::ENUMERATE_PORTABILITY
+                } else {
+                    InstanceCreateFlags::empty()
+                },
+                enabled_extensions: InstanceExtensions {
+                    khr_portability_enumeration: portability,
+                    ..InstanceExtensions::empty()
+                },
+                ..Default::default()
+            },
+        )?;
+        let devices: Vec<Arc<PhysicalDevice>> = instance.enumerate_physical_devices()?.collect();
+        let wanted = std::env::var("NX_VULKAN_DEVICE").ok();
+        let index = choose(&devices, wanted.as_deref())?;
+        let pd = devices[index].clone();
+        let family = compute_queue_family(&pd).expect("checked by unusable_reason");
+        let sup = pd.supported_features();
+        let features = DeviceFeatures {
+            buffer_device_address: true,
+            storage_buffer8_bit_access: true,
+            storage_buffer16_bit_access: true,
+            shader_int8: sup.shader_int8,
+            shader_int16: sup.shader_int16,
+            shader_int64: sup.shader_int64,
+            shader_float64: sup.shader_float64,
+            shader_float16: sup.shader_float16,
+            synchronization2: sup.synchronization2,
+            ..DeviceFeatures::empty()
+        };
+        let ext = pd.supported_extensions();
+        let extensions = DeviceExtensions {
+            khr_portability_subset: ext.khr_portability_subset,
+            ..DeviceExtensions::empty()
+        };
+        let (device, mut queues) = Device::new(
+            pd.clone(),
+            DeviceCreateInfo {
+                queue_create_infos: vec![QueueCreateInfo {
+                    queue_family_index: family,
+                    ..Default::default()
+                }],
+                enabled_features: features,
+                enabled_extensions: extensions,
+                ..Default::default()
+            },
+        )?;
+        let queue = queues
+            .next()
+            .ok_or_else(|| Error::NoDevice("no queue created".into()))?;
+        let info = describe(index, &pd);
+        Ok(Gpu {
+            device,
+            queue,
+            info,
+        })
+    }
+}
+
+fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
+    let p = pd.properties();
+    let f = pd.supported_features();
+    let mem = pd.memory_properties();
+    let heaps = mem
+        .memory_heaps
+        .iter()
+        .map(|h| {
+            (
+                h.size,
+                h.flags
+                    .intersects(vulkano::memory::MemoryHeapFlags::DEVICE_LOCAL),
+            )
+        })
+        .collect();
+    let host_visible_device_memory = mem.memory_types.iter().any(|t| {
+        t.property_flags
+            .contains(MemoryPropertyFlags::DEVICE_LOCAL | MemoryPropertyFlags::HOST_VISIBLE)
+            && mem.memory_heaps[t.heap_index as usize].size >= (1 << 30)
+    });
+    let driver = match (&p.driver_name, &p.driver_info) {
+        (Some(n), Some(i)) if !i.is_empty() => format!("{n} {i}"),
+        (Some(n), _) => n.clone(),
+        _ => format!("driver {}", p.driver_version),
+    };
+    DeviceInfo {
+        index,
+        name: p.device_name.clone(),
+        device_type: type_name(p.device_type),
+        driver,
+        api_version: pd.api_version().to_string(),
+        heaps,
+        subgroup_size: p.subgroup_size.unwrap_or(0),
+        max_workgroup_count: p.max_compute_work_group_count,
+        max_shared_memory: p.max_compute_shared_memory_size,
+        max_storage_buffer_range: p.max_storage_buffer_range,
+        max_allocation: p.max_memory_allocation_size.unwrap_or(0),
+        f16: f.shader_float16,
+        f64: f.shader_float64,
+        int64: f.shader_int64,
+        int16: f.shader_int16,
+        int8: f.shader_int8,
+        storage16: f.storage_buffer16_bit_access,
+        cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
+        host_visible_device_memory,
+    }
+}

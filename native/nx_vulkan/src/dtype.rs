@@ -1,0 +1,227 @@
+//! Element types as Nx names them, their storage and the kernel compute class.
+
+use crate::error::{Error, Result};
+
+/// An Nx element type the engine stores. Booleans are `U8`, as in Nx.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum DType {
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+/// The type a kernel computes in (the `CT_*` define of the shaders).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Compute {
+    F32,
+    F64,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+/// Every storable type, in code order.
+pub const ALL_DTYPES: [DType; 12] = [
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+    DType::S8,
+    DType::S16,
+    DType::S32,
+    DType::S64,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+];
+
+impl DType {
+    /// Type code shared with the shaders (`TY_*` in `shaders/common/types.glsl`).
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::U8 | DType::S8 => 1,
+            DType::U16 | DType::S16 | DType::F16 | DType::BF16 => 2,
+            DType::U32 | DType::S32 | DType::F32 => 4,
+            DType::U64 | DType::S64 | DType::F64 => 8,
+        }
+    }
+
+    /// Bits per element.
+    pub fn bits(self) -> usize {
+        self.size() * 8
+    }
+
+    /// Nx's short name, such as `"f32"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::U8 => "u8",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
+            DType::S8 => "s8",
+            DType::S16 => "s16",
+            DType::S32 => "s32",
+            DType::S64 => "s64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    /// Parses Nx's short name. Types the engine cannot store yet (complex, f8, sub-byte)
+    /// are an [`Error::Unsupported`].
+    pub fn parse(name: &str) -> Result<DType> {
+        ALL_DTYPES
+            .iter()
+            .copied()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| match name {
+                "c64" | "c128" | "f8" | "f8_e4m3fn" | "u2" | "u4" | "s2" | "s4" => {
+                    Error::Unsupported(format!(
+                        "element type {name} is not supported on Vulkan yet"
+                    ))
+                }
+                _ => Error::InvalidArgument(format!("unknown element type {name:?}")),
+            })
+    }
+
+    /// True for f16, bf16, f32 and f64.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for the signed integer types.
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, DType::S8 | DType::S16 | DType::S32 | DType::S64)
+    }
+
+    /// The class a kernel computes this type in.
+    pub fn compute(self) -> Compute {
+        match self {
+            DType::F16 | DType::BF16 | DType::F32 => Compute::F32,
+            DType::F64 => Compute::F64,
+            DType::S8 | DType::S16 | DType::S32 => Compute::I32,
+            DType::U8 | DType::U16 | DType::U32 => Compute::U32,
+            DType::S64 => Compute::I64,
+            DType::U64 => Compute::U64,
+        }
+    }
+
+    /// Nx.Type.merge/2 for the types the engine stores: the smallest type that holds
+    /// both (floats win over integers, signed over unsigned).
+    pub fn merge(a: DType, b: DType) -> DType {
+        use DType::*;
+        if a == b {
+            return a;
+        }
+        match (a.is_float(), b.is_float()) {
+            (true, true) => {
+                if a == F64 || b == F64 {
+                    F64
+                } else if a == F32 || b == F32 || a != b {
+                    // f16 with bf16 merges to f32 in Nx.
+                    F32
+                } else {
+                    a
+                }
+            }
+            (true, false) => a,
+            (false, true) => b,
+            (false, false) => {
+                let (sa, sb) = (a.is_signed_int(), b.is_signed_int());
+                if sa == sb {
+                    if a.size() >= b.size() {
+                        a
+                    } else {
+                        b
+                    }
+                } else {
+                    let (s, u) = if sa { (a, b) } else { (b, a) };
+                    // Signed must hold the unsigned: grow to twice the unsigned's width.
+                    let need = (u.size() * 2).max(s.size());
+                    match need {
+                        1 => S8,
+                        2 => S16,
+                        4 => S32,
+                        _ => S64,
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Compute {
+    /// The element type whose storage matches this compute type exactly.
+    pub fn storage(self) -> DType {
+        match self {
+            Compute::F32 => DType::F32,
+            Compute::F64 => DType::F64,
+            Compute::I32 => DType::S32,
+            Compute::U32 => DType::U32,
+            Compute::I64 => DType::S64,
+            Compute::U64 => DType::U64,
+        }
+    }
+
+    /// True for the 64-bit classes, which need `shaderInt64` (and `shaderFloat64` for F64).
+    pub fn is_64(self) -> bool {
+        matches!(self, Compute::F64 | Compute::I64 | Compute::U64)
+    }
+
+    /// The class that can hold a conversion between `from` and `to` exactly.
+    /// Any f64 involved computes in f64; otherwise a 64-bit integer on either side
+    /// computes in 64-bit integers; otherwise the output's class.
+    pub fn for_conversion(from: DType, to: DType) -> Compute {
+        if from == DType::F64 || to == DType::F64 {
+            Compute::F64
+        } else if matches!(from, DType::S64 | DType::U64) {
+            from.compute()
+        } else {
+            to.compute()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in ALL_DTYPES {
+            assert_eq!(DType::parse(t.name()).unwrap(), t);
+        }
+        assert!(matches!(DType::parse("c64"), Err(Error::Unsupported(_))));
+        assert!(matches!(DType::parse("x9"), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn merge_follows_nx() {
+        use DType::*;
+        assert_eq!(DType::merge(U8, S8), S16);
+        assert_eq!(DType::merge(U32, S32), S64);
+        assert_eq!(DType::merge(S32, F32), F32);
+        assert_eq!(DType::merge(F16, BF16), F32);
+        assert_eq!(DType::merge(F32, F64), F64);
+        assert_eq!(DType::merge(U8, U16), U16);
+        assert_eq!(DType::merge(S8, U8), S16);
+    }
+}

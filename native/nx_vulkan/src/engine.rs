@@ -1,0 +1,49 @@
+//! The process-wide engine: one device, its memory pools, command stream and kernels.
+
+use crate::device::{DeviceInfo, Gpu};
+use crate::error::{Error, Result};
+use crate::exec::Stream;
+use crate::kernels::Kernels;
+use crate::memory::Memory;
+use std::sync::OnceLock;
+
+/// Everything that lives as long as the process.
+pub struct Engine {
+    pub gpu: Gpu,
+    pub memory: Memory,
+    pub stream: Stream,
+    pub kernels: Kernels,
+}
+
+static ENGINE: OnceLock<std::result::Result<Engine, Error>> = OnceLock::new();
+
+/// The engine, initialised on first use (prints the chosen device once to stderr).
+/// A failed initialisation is remembered and returned to every caller.
+pub fn engine() -> Result<&'static Engine> {
+    ENGINE
+        .get_or_init(|| {
+            let gpu = Gpu::open()?;
+            eprintln!(
+                "[nx_vulkan] device: {} ({})",
+                gpu.info.name, gpu.info.device_type
+            );
+            let memory = Memory::new(&gpu.device, gpu.info.host_visible_device_memory);
+            let stream = Stream::new(gpu.queue.clone());
+            let kernels = Kernels::new(gpu.device.clone())?;
+            Ok(Engine {
+                gpu,
+                memory,
+                stream,
+                kernels,
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+impl Engine {
+    /// The chosen device's description.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.gpu.info
+    }
+}

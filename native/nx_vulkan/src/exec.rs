@@ -1,0 +1,381 @@
+//! Execution: dispatches are recorded into one open command buffer and submitted in
+//! batches. The host waits only to read data (or when too many batches are in flight);
+//! barriers are inserted only between dispatches that touch the same block.
+//!
+//! Locking: `Stream::state` guards recording (Vulkan command buffers and their pools need
+//! external synchronization). No lock is held while waiting on a fence.
+
+use crate::error::{Error, Result};
+use crate::memory::Block;
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use vulkano::buffer::BufferContents;
+use vulkano::command_buffer::allocator::{
+    CommandBufferAllocator, StandardCommandBufferAllocator,
+    StandardCommandBufferAllocatorCreateInfo,
+};
+use vulkano::command_buffer::{
+    BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
+    CopyBufferInfo, RecordingCommandBuffer,
+};
+use vulkano::device::{DeviceOwned, Queue};
+use vulkano::pipeline::{ComputePipeline, PipelineLayout};
+use vulkano::sync::fence::{Fence, FenceCreateInfo};
+use vulkano::sync::{AccessFlags, DependencyInfo, MemoryBarrier, PipelineStages};
+use vulkano::VulkanObject;
+
+/// Dispatches per command buffer before it is submitted without waiting.
+const BATCH_COMMANDS: usize = 256;
+/// Submitted batches allowed in flight before the host waits for the oldest.
+const MAX_IN_FLIGHT: usize = 16;
+
+/// A finished command buffer. vulkano's queue API only submits its own auto command
+/// buffers, so ours go through the raw `vkQueueSubmit` (see `Stream::submit_locked`).
+struct Finished(CommandBuffer);
+
+/// The open command buffer. Only touched under `Stream::state`.
+struct Open(RecordingCommandBuffer);
+// SAFETY: the recording command buffer (and the pool it came from) is only used while
+// `Stream::state` is locked, which provides Vulkan's external synchronization.
+unsafe impl Send for Open {}
+
+struct Recording {
+    cb: Option<Open>,
+    /// Sequence number the open batch will have when submitted.
+    seq: u64,
+    commands: usize,
+    keep: Vec<Arc<Block>>,
+    keep_pipelines: Vec<Arc<ComputePipeline>>,
+    bound: Option<u64>,
+    written: HashSet<u64>,
+    read: HashSet<u64>,
+    in_flight: VecDeque<Submitted>,
+}
+
+struct Submitted {
+    seq: u64,
+    fence: Arc<Fence>,
+    _cb: Arc<Finished>,
+    _keep: Vec<Arc<Block>>,
+    _pipelines: Vec<Arc<ComputePipeline>>,
+}
+
+/// Counters for tests and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExecStats {
+    pub dispatches: u64,
+    pub barriers: u64,
+    pub submits: u64,
+    pub waits: u64,
+}
+
+/// The device's command stream.
+pub struct Stream {
+    queue: Arc<Queue>,
+    cb_alloc: Arc<dyn CommandBufferAllocator>,
+    state: Mutex<Recording>,
+    completed: AtomicU64,
+    dispatches: AtomicU64,
+    barriers: AtomicU64,
+    submits: AtomicU64,
+    waits: AtomicU64,
+}
+
+/// A block a dispatch touches, and how.
+pub enum Access<'a> {
+    Read(&'a Arc<Block>),
+    Write(&'a Arc<Block>),
+}
+
+fn full_barrier() -> DependencyInfo {
+    DependencyInfo {
+        memory_barriers: vec![MemoryBarrier {
+            src_stages: PipelineStages::ALL_COMMANDS,
+            src_access: AccessFlags::MEMORY_WRITE,
+            dst_stages: PipelineStages::ALL_COMMANDS,
+            dst_access: AccessFlags::MEMORY_READ | AccessFlags::MEMORY_WRITE,
+            ..Default::default()
+        }]
+        .into(),
+        ..Default::default()
+    }
+}
+
+fn host_read_barrier() -> DependencyInfo {
+    DependencyInfo {
+        memory_barriers: vec![MemoryBarrier {
+            src_stages: PipelineStages::ALL_COMMANDS,
+            src_access: AccessFlags::MEMORY_WRITE,
+            dst_stages: PipelineStages::HOST,
+            dst_access: AccessFlags::HOST_READ,
+            ..Default::default()
+        }]
+        .into(),
+        ..Default::default()
+    }
+}
+
+impl Stream {
+    /// A stream on `queue`.
+    pub fn new(queue: Arc<Queue>) -> Stream {
+        let cb_alloc = Arc::new(StandardCommandBufferAllocator::new(
+            queue.device().clone(),
+            StandardCommandBufferAllocatorCreateInfo {
+                primary_buffer_count: 4,
+                ..Default::default()
+            },
+        ));
+        Stream {
+            queue,
+            cb_alloc,
+            state: Mutex::new(Recording {
+                cb: None,
+                seq: 1,
+                commands: 0,
+                keep: Vec::new(),
+                keep_pipelines: Vec::new(),
+                bound: None,
+                written: HashSet::new(),
+                read: HashSet::new(),
+                in_flight: VecDeque::new(),
+            }),
+            completed: AtomicU64::new(0),
+            dispatches: AtomicU64::new(0),
+            barriers: AtomicU64::new(0),
+            submits: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Recording> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counters since start.
+    pub fn stats(&self) -> ExecStats {
+        ExecStats {
+            dispatches: self.dispatches.load(Ordering::Relaxed),
+            barriers: self.barriers.load(Ordering::Relaxed),
+            submits: self.submits.load(Ordering::Relaxed),
+            waits: self.waits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Records work on the open command buffer: `record` gets the buffer after the
+    /// barrier needed by `accesses` has been recorded. The blocks stay alive until the
+    /// batch completes; written blocks are marked so readers know which batch to wait for.
+    fn record(
+        &self,
+        accesses: &[Access<'_>],
+        pipeline: Option<&Arc<ComputePipeline>>,
+        record: impl FnOnce(&mut RecordingCommandBuffer) -> Result<()>,
+    ) -> Result<()> {
+        let mut st = self.lock();
+        if st.cb.is_none() {
+            let cb = RecordingCommandBuffer::new(
+                self.cb_alloc.clone(),
+                self.queue.queue_family_index(),
+                CommandBufferLevel::Primary,
+                CommandBufferBeginInfo {
+                    usage: CommandBufferUsage::OneTimeSubmit,
+                    ..Default::default()
+                },
+            )?;
+            st.cb = Some(Open(cb));
+            st.bound = None;
+        }
+        let hazard = accesses.iter().any(|a| match a {
+            Access::Read(b) => st.written.contains(&b.id),
+            Access::Write(b) => st.written.contains(&b.id) || st.read.contains(&b.id),
+        });
+        let seq = st.seq;
+        let st = &mut *st;
+        let cb = &mut st.cb.as_mut().expect("opened above").0;
+        if hazard {
+            unsafe { cb.pipeline_barrier_unchecked(&full_barrier()) };
+            st.written.clear();
+            st.read.clear();
+            self.barriers.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(p) = pipeline {
+            let key = ash::vk::Handle::as_raw(p.handle());
+            if st.bound != Some(key) {
+                unsafe { cb.bind_pipeline_compute_unchecked(p) };
+                st.bound = Some(key);
+                if !st.keep_pipelines.iter().any(|k| Arc::ptr_eq(k, p)) {
+                    st.keep_pipelines.push(p.clone());
+                }
+            }
+        }
+        record(cb)?;
+        for a in accesses {
+            match a {
+                Access::Read(b) => {
+                    st.read.insert(b.id);
+                    st.keep.push((*b).clone());
+                }
+                Access::Write(b) => {
+                    st.written.insert(b.id);
+                    b.last_write.store(seq, Ordering::Release);
+                    st.keep.push((*b).clone());
+                }
+            }
+        }
+        st.commands += 1;
+        if st.commands >= BATCH_COMMANDS {
+            self.submit_locked(st)?;
+        }
+        Ok(())
+    }
+
+    /// Records one compute dispatch with 128 bytes of push constants.
+    pub fn dispatch<P: BufferContents + Copy>(
+        &self,
+        pipeline: &Arc<ComputePipeline>,
+        layout: &PipelineLayout,
+        push: &P,
+        groups: [u32; 3],
+        accesses: &[Access<'_>],
+    ) -> Result<()> {
+        self.dispatches.fetch_add(1, Ordering::Relaxed);
+        self.record(accesses, Some(pipeline), |cb| {
+            unsafe {
+                cb.push_constants_unchecked(layout, 0, push);
+                cb.dispatch_unchecked(groups);
+            }
+            Ok(())
+        })
+    }
+
+    /// Records a buffer-to-buffer copy of `bytes` bytes.
+    pub fn copy(
+        &self,
+        src: &Arc<Block>,
+        src_offset: u64,
+        dst: &Arc<Block>,
+        dst_offset: u64,
+        bytes: u64,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let info = CopyBufferInfo {
+            regions: vec![BufferCopy {
+                src_offset,
+                dst_offset,
+                size: bytes,
+                ..Default::default()
+            }]
+            .into(),
+            ..CopyBufferInfo::buffers(src.buffer().clone(), dst.buffer().clone())
+        };
+        self.record(&[Access::Read(src), Access::Write(dst)], None, |cb| {
+            unsafe { cb.copy_buffer_unchecked(&info) };
+            Ok(())
+        })
+    }
+
+    fn submit_locked(&self, st: &mut Recording) -> Result<()> {
+        let Some(Open(mut cb)) = st.cb.take() else {
+            return Ok(());
+        };
+        unsafe { cb.pipeline_barrier_unchecked(&host_read_barrier()) };
+        let finished = Arc::new(Finished(unsafe { cb.end() }?));
+        let fence = Arc::new(Fence::new(
+            self.queue.device().clone(),
+            FenceCreateInfo::default(),
+        )?);
+        let handles = [finished.0.handle()];
+        let submit = ash::vk::SubmitInfo::default().command_buffers(&handles);
+        let fns = self.queue.device().fns();
+        // SAFETY: the queue is used only here and only under `Stream::state`; the command
+        // buffer and everything it references stay alive in `in_flight` until the fence
+        // has signalled.
+        unsafe { (fns.v1_0.queue_submit)(self.queue.handle(), 1, &submit, fence.handle()) }
+            .result()
+            .map_err(vulkano::VulkanError::from)?;
+        self.submits.fetch_add(1, Ordering::Relaxed);
+        st.in_flight.push_back(Submitted {
+            seq: st.seq,
+            fence,
+            _cb: finished,
+            _keep: std::mem::take(&mut st.keep),
+            _pipelines: std::mem::take(&mut st.keep_pipelines),
+        });
+        st.seq += 1;
+        st.commands = 0;
+        st.written.clear();
+        st.read.clear();
+        st.bound = None;
+        if st.in_flight.len() > MAX_IN_FLIGHT {
+            let oldest = st.in_flight.front().map(|s| s.fence.clone());
+            if let Some(f) = oldest {
+                f.wait(None)?;
+            }
+        }
+        self.retire_locked(st)?;
+        Ok(())
+    }
+
+    /// Drops completed batches (releasing their blocks). Called with the state locked,
+    /// so command buffers are freed under the same lock that guards recording.
+    fn retire_locked(&self, st: &mut Recording) -> Result<()> {
+        while let Some(front) = st.in_flight.front() {
+            if !front.fence.is_signaled()? {
+                break;
+            }
+            let done = st.in_flight.pop_front().expect("front exists");
+            self.completed.fetch_max(done.seq, Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    /// Submits the open batch, if any, without waiting.
+    pub fn flush(&self) -> Result<()> {
+        let mut st = self.lock();
+        self.submit_locked(&mut st)
+    }
+
+    /// Blocks until every batch up to and including `seq` has completed. Submits the
+    /// open batch first when `seq` is still being recorded. Holds no lock while waiting.
+    pub fn wait_for(&self, seq: u64) -> Result<()> {
+        if seq == 0 || self.completed.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let fence = {
+            let mut st = self.lock();
+            if st.seq <= seq && st.cb.is_some() {
+                self.submit_locked(&mut st)?;
+            }
+            self.retire_locked(&mut st)?;
+            if self.completed.load(Ordering::Acquire) >= seq {
+                return Ok(());
+            }
+            st.in_flight
+                .iter()
+                .find(|s| s.seq >= seq)
+                .map(|s| s.fence.clone())
+        };
+        let Some(fence) = fence else {
+            return Err(Error::Vulkan(format!(
+                "batch {seq} is neither recorded nor in flight"
+            )));
+        };
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        fence.wait(None)?;
+        let mut st = self.lock();
+        self.retire_locked(&mut st)
+    }
+
+    /// Waits until the data of `block` is final (its last writer has completed).
+    pub fn wait_block(&self, block: &Block) -> Result<()> {
+        self.wait_for(block.last_write.load(Ordering::Acquire))
+    }
+
+    /// Waits for all recorded work.
+    pub fn synchronize(&self) -> Result<()> {
+        let seq = self.lock().seq;
+        self.wait_for(seq)
+    }
+}

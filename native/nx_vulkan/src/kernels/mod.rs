@@ -1,0 +1,243 @@
+//! Kernel registry: the GLSL kernels compiled at build time (one SPIR-V module per compute
+//! class or element width) plus SPIR-V registered at run time, each turned into a compute
+//! pipeline at most once per process.
+//!
+//! Every kernel shares one pipeline layout: no descriptor sets and 128 bytes of push
+//! constants (the Vulkan minimum), which carry buffer device addresses and sizes.
+
+mod spirv;
+
+use crate::dtype::Compute;
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use vulkano::device::Device;
+use vulkano::pipeline::compute::ComputePipelineCreateInfo;
+use vulkano::pipeline::layout::{PipelineLayoutCreateInfo, PushConstantRange};
+use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCreateInfo};
+use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo, ShaderStages};
+use vulkano::Validated;
+use vulkano::VulkanError;
+
+/// Push-constant block size shared by all kernels.
+pub const PUSH_BYTES: u32 = 128;
+/// Push constants as words.
+pub type Push = [u32; (PUSH_BYTES / 4) as usize];
+
+/// A build-time kernel.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Kernel {
+    Unary(Compute),
+    Binary(Compute),
+    Reduce(Compute),
+    ArgReduce(Compute),
+    Matmul(Compute),
+    Index(Compute),
+    /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
+    Copy(u8),
+}
+
+/// What a pipeline is built from.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum KernelKey {
+    Static(Kernel),
+    /// SPIR-V registered at run time under this name.
+    Runtime(String),
+}
+
+type Loader = fn(Arc<Device>) -> std::result::Result<Arc<ShaderModule>, Validated<VulkanError>>;
+
+fn loader(k: Kernel) -> Loader {
+    use spirv::*;
+    use Compute::*;
+    match k {
+        Kernel::Unary(F32) => unary_f32::load,
+        Kernel::Unary(F64) => unary_f64::load,
+        Kernel::Unary(I32) => unary_i32::load,
+        Kernel::Unary(U32) => unary_u32::load,
+        Kernel::Unary(I64) => unary_i64::load,
+        Kernel::Unary(U64) => unary_u64::load,
+        Kernel::Binary(F32) => binary_f32::load,
+        Kernel::Binary(F64) => binary_f64::load,
+        Kernel::Binary(I32) => binary_i32::load,
+        Kernel::Binary(U32) => binary_u32::load,
+        Kernel::Binary(I64) => binary_i64::load,
+        Kernel::Binary(U64) => binary_u64::load,
+        Kernel::Reduce(F32) => reduce_f32::load,
+        Kernel::Reduce(F64) => reduce_f64::load,
+        Kernel::Reduce(I32) => reduce_i32::load,
+        Kernel::Reduce(U32) => reduce_u32::load,
+        Kernel::Reduce(I64) => reduce_i64::load,
+        Kernel::Reduce(U64) => reduce_u64::load,
+        Kernel::ArgReduce(F32) => argreduce_f32::load,
+        Kernel::ArgReduce(F64) => argreduce_f64::load,
+        Kernel::ArgReduce(I32) => argreduce_i32::load,
+        Kernel::ArgReduce(U32) => argreduce_u32::load,
+        Kernel::ArgReduce(I64) => argreduce_i64::load,
+        Kernel::ArgReduce(U64) => argreduce_u64::load,
+        Kernel::Matmul(F32) => matmul_f32::load,
+        Kernel::Matmul(F64) => matmul_f64::load,
+        Kernel::Matmul(I32) => matmul_i32::load,
+        Kernel::Matmul(U32) => matmul_u32::load,
+        Kernel::Matmul(I64) => matmul_i64::load,
+        Kernel::Matmul(U64) => matmul_u64::load,
+        Kernel::Index(F32) => index_f32::load,
+        Kernel::Index(F64) => index_f64::load,
+        Kernel::Index(I32) => index_i32::load,
+        Kernel::Index(U32) => index_u32::load,
+        Kernel::Index(I64) => index_i64::load,
+        Kernel::Index(U64) => index_u64::load,
+        Kernel::Copy(1) => copy_w8::load,
+        Kernel::Copy(2) => copy_w16::load,
+        Kernel::Copy(4) => copy_w32::load,
+        Kernel::Copy(_) => copy_w64::load,
+    }
+}
+
+fn compute_of(k: Kernel) -> Option<Compute> {
+    match k {
+        Kernel::Unary(c)
+        | Kernel::Binary(c)
+        | Kernel::Reduce(c)
+        | Kernel::ArgReduce(c)
+        | Kernel::Matmul(c)
+        | Kernel::Index(c) => Some(c),
+        Kernel::Copy(_) => None,
+    }
+}
+
+type Slot = Arc<Mutex<Option<Arc<ComputePipeline>>>>;
+
+/// Pipelines by key, built on first use.
+pub struct Kernels {
+    device: Arc<Device>,
+    layout: Arc<PipelineLayout>,
+    slots: Mutex<HashMap<KernelKey, Slot>>,
+    runtime: Mutex<HashMap<String, Arc<ShaderModule>>>,
+    built: std::sync::atomic::AtomicU64,
+}
+
+impl Kernels {
+    /// The registry for `device`, with the shared pipeline layout.
+    pub fn new(device: Arc<Device>) -> Result<Kernels> {
+        let layout = PipelineLayout::new(
+            device.clone(),
+            PipelineLayoutCreateInfo {
+                push_constant_ranges: vec![PushConstantRange {
+                    stages: ShaderStages::COMPUTE,
+                    offset: 0,
+                    size: PUSH_BYTES,
+                }],
+                ..Default::default()
+            },
+        )?;
+        Ok(Kernels {
+            device,
+            layout,
+            slots: Mutex::default(),
+            runtime: Mutex::default(),
+            built: Default::default(),
+        })
+    }
+
+    /// The layout every kernel uses.
+    pub fn layout(&self) -> &Arc<PipelineLayout> {
+        &self.layout
+    }
+
+    /// How many pipelines have been built in this process.
+    pub fn built(&self) -> u64 {
+        self.built.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Registers SPIR-V generated at run time under `name` (its entry point must be
+    /// `main`, with a push-constant block of at most 128 bytes and no descriptors).
+    ///
+    /// # Safety
+    /// `words` must be valid SPIR-V for this device: vulkano does not validate it.
+    pub unsafe fn register_spirv(&self, name: &str, words: &[u32]) -> Result<()> {
+        let module =
+            unsafe { ShaderModule::new(self.device.clone(), ShaderModuleCreateInfo::new(words)) }?;
+        self.runtime
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), module);
+        Ok(())
+    }
+
+    fn check_features(&self, k: Kernel) -> Result<()> {
+        let f = self.device.enabled_features();
+        match compute_of(k) {
+            Some(Compute::F64) if !(f.shader_float64 && f.shader_int64) => {
+                Err(Error::Unsupported(format!(
+                    "f64 needs shaderFloat64, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
+            Some(Compute::I64 | Compute::U64) if !f.shader_int64 => {
+                Err(Error::Unsupported(format!(
+                    "64-bit integers need shaderInt64, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The pipeline for a build-time kernel.
+    pub fn get(&self, k: Kernel) -> Result<Arc<ComputePipeline>> {
+        self.get_key(&KernelKey::Static(k))
+    }
+
+    /// The pipeline for any key, built once.
+    pub fn get_key(&self, key: &KernelKey) -> Result<Arc<ComputePipeline>> {
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(s) = slots.get(key) {
+                let ready = s.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                if let Some(p) = ready {
+                    return Ok(p);
+                }
+                s.clone()
+            } else {
+                let s: Slot = Arc::default();
+                slots.insert(key.clone(), s.clone());
+                s
+            }
+        };
+        // Built under the slot's own lock: other kernels can be built meanwhile, and two
+        // threads wanting the same kernel build it once.
+        let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = guard.as_ref() {
+            return Ok(p.clone());
+        }
+        let module = match key {
+            KernelKey::Static(k) => {
+                self.check_features(*k)?;
+                loader(*k)(self.device.clone())?
+            }
+            KernelKey::Runtime(name) => self
+                .runtime
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(name)
+                .cloned()
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("no runtime kernel named {name:?}"))
+                })?,
+        };
+        let entry = module
+            .entry_point("main")
+            .ok_or_else(|| Error::Vulkan(format!("kernel {key:?} has no entry point main")))?;
+        let stage = PipelineShaderStageCreateInfo::new(entry);
+        let pipeline = ComputePipeline::new(
+            self.device.clone(),
+            None,
+            ComputePipelineCreateInfo::stage_layout(stage, self.layout.clone()),
+        )?;
+        self.built
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *guard = Some(pipeline.clone());
+        Ok(pipeline)
+    }
+}

@@ -1,0 +1,21 @@
+//! Nx.Vulkan's engine: Nx tensor semantics on Vulkan compute.
+//!
+//! The engine is usable from Rust alone ([`engine()`], [`Tensor`], [`ops`]); the `nif`
+//! module is the thin Erlang boundary that the Elixir backend calls.
+
+pub mod device;
+pub mod dtype;
+pub mod engine;
+pub mod error;
+pub mod exec;
+pub mod kernels;
+pub mod memory;
+pub mod ops;
+pub mod tensor;
+
+mod nif;
+
+pub use dtype::DType;
+pub use engine::{engine, Engine};
+pub use error::{Error, Result};
+pub use tensor::Tensor;

@@ -1,0 +1,303 @@
+//! Device memory: tensor blocks from a size-class pool, and host-visible staging blocks.
+//!
+//! Every block is a storage buffer with a device address, so kernels reach it through push
+//! constants (no descriptor sets, no `maxStorageBufferRange` limit). A block returns to its
+//! pool when its last `Arc` drops: the tensor's term was garbage collected *and* every batch
+//! that used it has completed (batches hold clones until their fence signals).
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use vulkano::buffer::{Buffer, BufferCreateInfo, BufferMemory, BufferUsage, Subbuffer};
+use vulkano::device::{Device, DeviceOwned};
+use vulkano::memory::allocator::{AllocationCreateInfo, MemoryTypeFilter, StandardMemoryAllocator};
+use vulkano::memory::MemoryPropertyFlags;
+
+/// Which pool a block belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// Tensor storage: device-local (and host-mappable where the device offers it).
+    Tensor,
+    /// Host-visible, cached staging memory for transfers.
+    Staging,
+}
+
+/// How the host can reach a block's bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HostAccess {
+    /// Not mappable: transfers go through a staging block.
+    None,
+    /// Mappable but uncached (reads cross the bus slowly; writes are fine).
+    Uncached,
+    /// Mappable and cached: reads and writes are fast.
+    Cached,
+}
+
+/// One buffer with its device address.
+pub struct Block {
+    buf: Option<Subbuffer<[u8]>>,
+    /// Device address of byte 0.
+    pub addr: u64,
+    /// Usable size in bytes (the size class, >= what was asked for).
+    pub capacity: u64,
+    /// Unique id, for barrier tracking.
+    pub id: u64,
+    pub kind: Kind,
+    pub host: HostAccess,
+    /// Sequence number of the last batch that writes this block (0: none pending).
+    pub(crate) last_write: AtomicU64,
+    memory: &'static Memory,
+}
+
+impl Block {
+    /// The underlying buffer.
+    pub fn buffer(&self) -> &Subbuffer<[u8]> {
+        self.buf.as_ref().expect("block buffer present until drop")
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Some(buf) = self.buf.take() {
+            self.memory
+                .release(self.kind, self.capacity, self.host, buf);
+        }
+    }
+}
+
+#[derive(Default)]
+struct PoolState {
+    free: HashMap<u64, Vec<(Subbuffer<[u8]>, HostAccess)>>,
+    idle_bytes: u64,
+}
+
+/// Counters for `Nx.Vulkan.memory_stats/0` and the tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Bytes handed out and not yet returned.
+    pub live_bytes: u64,
+    /// Bytes held idle in the pools, ready for reuse.
+    pub pooled_bytes: u64,
+    /// Buffers created from the driver.
+    pub created: u64,
+    /// Allocations served from the pool.
+    pub reused: u64,
+}
+
+/// The allocator and the pools.
+pub struct Memory {
+    allocator: Arc<StandardMemoryAllocator>,
+    tensor_filter: MemoryTypeFilter,
+    pools: [Mutex<PoolState>; 2],
+    idle_cap: u64,
+    next_id: AtomicU64,
+    live: AtomicU64,
+    created: AtomicU64,
+    reused: AtomicU64,
+}
+
+/// Rounds a request up to its size class: 4 classes per power of two, at least 256 bytes,
+/// so pooled blocks waste at most a quarter of their size.
+pub fn size_class(bytes: u64) -> u64 {
+    let b = bytes.max(256);
+    let p = 63 - (b - 1).leading_zeros() as u64; // b <= 2^(p+1)
+    let step = 1u64 << (p - 2);
+    b.div_ceil(step) * step
+}
+
+impl Memory {
+    /// Sets up the allocator. Tensor memory is device-local and host-visible where the
+    /// device has such memory in a large heap (resizable BAR, unified memory, lavapipe);
+    /// otherwise device-local only, with transfers staged.
+    pub fn new(device: &Arc<Device>, host_visible_device_memory: bool) -> Memory {
+        let allocator = Arc::new(StandardMemoryAllocator::new_default(device.clone()));
+        let tensor_filter = if host_visible_device_memory {
+            MemoryTypeFilter {
+                required_flags: MemoryPropertyFlags::DEVICE_LOCAL
+                    | MemoryPropertyFlags::HOST_VISIBLE,
+                preferred_flags: MemoryPropertyFlags::HOST_COHERENT
+                    | MemoryPropertyFlags::HOST_CACHED,
+                not_preferred_flags: MemoryPropertyFlags::empty(),
+            }
+        } else {
+            MemoryTypeFilter::PREFER_DEVICE
+        };
+        let heap: u64 = device
+            .physical_device()
+            .memory_properties()
+            .memory_heaps
+            .iter()
+            .map(|h| h.size)
+            .max()
+            .unwrap_or(1 << 30);
+        Memory {
+            allocator,
+            tensor_filter,
+            pools: [Mutex::default(), Mutex::default()],
+            idle_cap: (heap / 4).min(2 << 30),
+            next_id: AtomicU64::new(1),
+            live: AtomicU64::new(0),
+            created: AtomicU64::new(0),
+            reused: AtomicU64::new(0),
+        }
+    }
+
+    fn pool(&self, kind: Kind) -> &Mutex<PoolState> {
+        &self.pools[kind as usize]
+    }
+
+    /// A block of at least `bytes` bytes, from the pool when one of its class is idle.
+    pub fn alloc(&'static self, kind: Kind, bytes: u64) -> Result<Arc<Block>> {
+        let class = size_class(bytes);
+        let pooled = {
+            let mut p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
+            let hit = p.free.get_mut(&class).and_then(|v| v.pop());
+            if hit.is_some() {
+                p.idle_bytes -= class;
+            }
+            hit
+        };
+        let (buf, host) = match pooled {
+            Some(hit) => {
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                hit
+            }
+            None => match self.create(kind, class) {
+                Ok(b) => b,
+                Err(Error::OutOfMemory(_)) => {
+                    self.trim(0);
+                    self.create(kind, class)?
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let addr = buf.device_address()?.get();
+        self.live.fetch_add(class, Ordering::Relaxed);
+        Ok(Arc::new(Block {
+            buf: Some(buf),
+            addr,
+            capacity: class,
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            kind,
+            host,
+            last_write: AtomicU64::new(0),
+            memory: self,
+        }))
+    }
+
+    fn create(&self, kind: Kind, class: u64) -> Result<(Subbuffer<[u8]>, HostAccess)> {
+        let filter = match kind {
+            Kind::Tensor => self.tensor_filter,
+            Kind::Staging => MemoryTypeFilter::PREFER_HOST | MemoryTypeFilter::HOST_RANDOM_ACCESS,
+        };
+        let buf = Buffer::new_slice::<u8>(
+            self.allocator.clone(),
+            BufferCreateInfo {
+                usage: BufferUsage::STORAGE_BUFFER
+                    | BufferUsage::SHADER_DEVICE_ADDRESS
+                    | BufferUsage::TRANSFER_SRC
+                    | BufferUsage::TRANSFER_DST,
+                ..Default::default()
+            },
+            AllocationCreateInfo {
+                memory_type_filter: filter,
+                ..Default::default()
+            },
+            class,
+        )
+        .map_err(|e| {
+            let msg = format!("allocating {class} bytes: {e}");
+            if msg.contains("OutOfDeviceMemory")
+                || msg.contains("OutOfHostMemory")
+                || msg.contains("out of")
+            {
+                Error::OutOfMemory(msg)
+            } else {
+                Error::Vulkan(msg)
+            }
+        })?;
+        self.created.fetch_add(1, Ordering::Relaxed);
+        let host = match buf.buffer().memory() {
+            BufferMemory::Normal(a) => {
+                let idx = a.device_memory().memory_type_index() as usize;
+                let flags = self
+                    .allocator
+                    .device()
+                    .physical_device()
+                    .memory_properties()
+                    .memory_types[idx]
+                    .property_flags;
+                if !flags.intersects(MemoryPropertyFlags::HOST_VISIBLE) {
+                    HostAccess::None
+                } else if flags.intersects(MemoryPropertyFlags::HOST_CACHED) {
+                    HostAccess::Cached
+                } else {
+                    HostAccess::Uncached
+                }
+            }
+            _ => HostAccess::None,
+        };
+        Ok((buf, host))
+    }
+
+    fn release(&self, kind: Kind, class: u64, host: HostAccess, buf: Subbuffer<[u8]>) {
+        self.live.fetch_sub(class, Ordering::Relaxed);
+        let mut p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
+        if p.idle_bytes + class <= self.idle_cap {
+            p.idle_bytes += class;
+            p.free.entry(class).or_default().push((buf, host));
+        }
+    }
+
+    /// Frees idle pooled blocks until at most `keep` bytes stay idle per pool.
+    pub fn trim(&self, keep: u64) {
+        for kind in [Kind::Tensor, Kind::Staging] {
+            let mut p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
+            let classes: Vec<u64> = p.free.keys().copied().collect();
+            for c in classes {
+                while p.idle_bytes > keep {
+                    let popped = p.free.get_mut(&c).and_then(|v| v.pop());
+                    match popped {
+                        Some(_) => p.idle_bytes -= c,
+                        None => break,
+                    }
+                }
+            }
+            p.free.retain(|_, v| !v.is_empty());
+        }
+    }
+
+    /// Current counters.
+    pub fn stats(&self) -> MemoryStats {
+        let pooled = self
+            .pools
+            .iter()
+            .map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).idle_bytes)
+            .sum();
+        MemoryStats {
+            live_bytes: self.live.load(Ordering::Relaxed),
+            pooled_bytes: pooled,
+            created: self.created.load(Ordering::Relaxed),
+            reused: self.reused.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_waste_at_most_a_quarter() {
+        assert_eq!(size_class(0), 256);
+        assert_eq!(size_class(256), 256);
+        assert_eq!(size_class(257), 320);
+        assert_eq!(size_class(1000), 1024);
+        assert_eq!(size_class(1025), 1280);
+        for b in [300u64, 4097, 1 << 20, (1 << 20) + 1, 123_456_789] {
+            let c = size_class(b);
+            assert!(c >= b && (c - b) * 4 <= c, "{b} -> {c}");
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! NIF boundary (filled in below).

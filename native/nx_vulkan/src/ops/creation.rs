@@ -1,0 +1,188 @@
+//! Creation ops: constant, iota, eye (from_binary is `Tensor::from_bytes`).
+
+use super::{grid, launch, u32_of, write, PushWords};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::Kernel;
+use crate::memory::HostAccess;
+use crate::tensor::{numel, Tensor};
+
+/// A scalar as Nx passes it: an integer, or a float (NaN and infinities included).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Int(i128),
+    Float(f64),
+}
+
+/// Bits of an f32 as an f16, rounded to nearest even.
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32;
+    let man = b & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rest = m & ((1 << shift) - 1);
+        let mut r = m >> shift;
+        if rest > half || (rest == half && (r & 1) == 1) {
+            r += 1;
+        }
+        return sign | r as u16;
+    }
+    let mut r = ((e as u32) << 10) | (man >> 13);
+    let rest = man & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && (r & 1) == 1) {
+        r += 1;
+    }
+    sign | r as u16
+}
+
+/// Bits of an f32 as a bf16, rounded to nearest even.
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) | 0x40) as u16;
+    }
+    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
+}
+
+/// The little-endian bytes of `v` as one element of `dtype` (integers wrap, floats
+/// round to nearest; a float stored in an integer type truncates toward zero).
+pub fn scalar_bytes(v: Scalar, dtype: DType) -> Vec<u8> {
+    let as_int = |v: Scalar| -> i128 {
+        match v {
+            Scalar::Int(i) => i,
+            Scalar::Float(f) if f.is_nan() => 0,
+            Scalar::Float(f) => f.trunc() as i128,
+        }
+    };
+    let as_f64 = |v: Scalar| -> f64 {
+        match v {
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    };
+    match dtype {
+        DType::U8 | DType::S8 => vec![as_int(v) as u8],
+        DType::U16 | DType::S16 => (as_int(v) as u16).to_le_bytes().to_vec(),
+        DType::U32 | DType::S32 => (as_int(v) as u32).to_le_bytes().to_vec(),
+        DType::U64 | DType::S64 => (as_int(v) as u64).to_le_bytes().to_vec(),
+        DType::F16 => f32_to_f16_bits(as_f64(v) as f32).to_le_bytes().to_vec(),
+        DType::BF16 => f32_to_bf16_bits(as_f64(v) as f32).to_le_bytes().to_vec(),
+        DType::F32 => (as_f64(v) as f32).to_le_bytes().to_vec(),
+        DType::F64 => as_f64(v).to_le_bytes().to_vec(),
+    }
+}
+
+/// Tensors of at most this many bytes are filled by the host when it can map them.
+const HOST_FILL_BYTES: usize = 64 * 1024;
+
+/// Nx `constant`: every element is `v`.
+pub fn constant(shape: &[usize], dtype: DType, v: Scalar) -> Result<Tensor> {
+    let one = scalar_bytes(v, dtype);
+    let n = numel(shape)?;
+    let t = Tensor::empty(shape, dtype)?;
+    if n * dtype.size() <= HOST_FILL_BYTES && t.block.host != HostAccess::None {
+        t.write_bytes(&one.repeat(n))?;
+        return Ok(t);
+    }
+    let scalar = Tensor::from_bytes(&[], dtype, &one)?;
+    super::shape::broadcast(&scalar, shape, &[])
+}
+
+fn index_kernel(
+    shape: &[usize],
+    dtype: DType,
+    mode: u32,
+    dim: usize,
+    inner: usize,
+) -> Result<Tensor> {
+    let out = Tensor::empty(shape, dtype)?;
+    let n = numel(shape)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let push = PushWords::new()
+        .addr(&out.block)
+        .u(u32_of(n, "element count")?)
+        .u(dtype.code())
+        .u(mode)
+        .u(u32_of(dim, "dimension")?)
+        .u(u32_of(inner, "dimension")?);
+    launch(
+        Kernel::Index(dtype.compute()),
+        &push,
+        grid(n as u64),
+        &[write(&out.block)],
+    )?;
+    Ok(out)
+}
+
+/// Nx `iota`: counts along `axis`, or over the flattened tensor when `axis` is `None`.
+pub fn iota(shape: &[usize], dtype: DType, axis: Option<usize>) -> Result<Tensor> {
+    match axis {
+        None => index_kernel(shape, dtype, 0, 1, 1),
+        Some(a) if a < shape.len() => {
+            let inner: usize = shape[a + 1..].iter().product();
+            index_kernel(shape, dtype, 1, shape[a], inner.max(1))
+        }
+        Some(a) => Err(crate::invalid!(
+            "iota: axis {a} is out of range for shape {shape:?}"
+        )),
+    }
+}
+
+/// Nx `eye`: identity matrices over the last two axes.
+pub fn eye(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    if shape.len() < 2 {
+        return Err(crate::invalid!(
+            "eye: shape {shape:?} needs at least two axes"
+        ));
+    }
+    let rows = shape[shape.len() - 2];
+    let cols = shape[shape.len() - 1];
+    index_kernel(shape, dtype, 2, rows.max(1), cols.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversions_round_to_nearest_even() {
+        assert_eq!(f32_to_f16_bits(1.0), 0x3c00);
+        assert_eq!(f32_to_f16_bits(-2.0), 0xc000);
+        assert_eq!(f32_to_f16_bits(65504.0), 0x7bff);
+        assert_eq!(f32_to_f16_bits(1.0e6), 0x7c00);
+        assert_eq!(f32_to_f16_bits(5.960_464_5e-8), 0x0001);
+        assert_eq!(f32_to_f16_bits(f32::NAN) & 0x7c00, 0x7c00);
+        assert_eq!(f32_to_bf16_bits(1.0), 0x3f80);
+        assert_eq!(f32_to_bf16_bits(1.0 + 1.0 / 256.0), 0x3f80); // tie rounds to even
+        assert_eq!(f32_to_bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+    }
+
+    #[test]
+    fn scalar_bytes_wrap_and_truncate() {
+        assert_eq!(scalar_bytes(Scalar::Int(-1), DType::U8), vec![255]);
+        assert_eq!(
+            scalar_bytes(Scalar::Float(2.9), DType::S32),
+            2i32.to_le_bytes().to_vec()
+        );
+        assert_eq!(
+            scalar_bytes(Scalar::Int(3), DType::F32),
+            3.0f32.to_le_bytes().to_vec()
+        );
+    }
+}

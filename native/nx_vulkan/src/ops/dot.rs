@@ -1,0 +1,143 @@
+//! Nx `dot` with contracting and batch axes: operands are arranged as [batch, M, K] and
+//! [batch, K, N] (a strided copy only when their layout differs) and multiplied by the
+//! tiled matmul kernel.
+
+use super::layout::contiguous_strides;
+use super::shape::gather_strided;
+use super::{launch, read, u32_of, write, PushWords};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::Kernel;
+use crate::tensor::Tensor;
+
+const TILE: usize = 64;
+
+fn check_axes(t: &Tensor, contract: &[usize], batch: &[usize], side: &str) -> Result<()> {
+    let rank = t.shape.len();
+    let mut seen = vec![false; rank];
+    for &a in contract.iter().chain(batch) {
+        if a >= rank || seen[a] {
+            return Err(crate::invalid!(
+                "dot: {side} axes contract={contract:?} batch={batch:?} are invalid for shape {:?}",
+                t.shape
+            ));
+        }
+        seen[a] = true;
+    }
+    Ok(())
+}
+
+/// `t` rearranged so that `order` are its axes in sequence (no copy when already so).
+fn arranged(t: &Tensor, order: &[usize]) -> Result<Tensor> {
+    if order.iter().enumerate().all(|(i, &a)| i == a) {
+        return Ok(t.clone());
+    }
+    let cs = contiguous_strides(&t.shape);
+    let dims: Vec<usize> = order.iter().map(|&a| t.shape[a]).collect();
+    let strides: Vec<isize> = order.iter().map(|&a| cs[a]).collect();
+    gather_strided(t, &dims, &strides, 0)
+}
+
+/// Nx `dot(a, contract_a, batch_a, b, contract_b, batch_b)` with output type `out_type`.
+pub fn dot(
+    a: &Tensor,
+    contract_a: &[usize],
+    batch_a: &[usize],
+    b: &Tensor,
+    contract_b: &[usize],
+    batch_b: &[usize],
+    out_type: DType,
+) -> Result<Tensor> {
+    check_axes(a, contract_a, batch_a, "left")?;
+    check_axes(b, contract_b, batch_b, "right")?;
+    if contract_a.len() != contract_b.len() || batch_a.len() != batch_b.len() {
+        return Err(crate::invalid!(
+            "dot: contracting axes {contract_a:?}/{contract_b:?} or batch axes {batch_a:?}/{batch_b:?} do not pair up"
+        ));
+    }
+    for (&x, &y) in contract_a
+        .iter()
+        .zip(contract_b)
+        .chain(batch_a.iter().zip(batch_b))
+    {
+        if a.shape[x] != b.shape[y] {
+            return Err(crate::invalid!(
+                "dot: axis {x} of shape {:?} does not match axis {y} of shape {:?}",
+                a.shape,
+                b.shape
+            ));
+        }
+    }
+    let free_a: Vec<usize> = (0..a.shape.len())
+        .filter(|x| !contract_a.contains(x) && !batch_a.contains(x))
+        .collect();
+    let free_b: Vec<usize> = (0..b.shape.len())
+        .filter(|x| !contract_b.contains(x) && !batch_b.contains(x))
+        .collect();
+    let dims = |t: &Tensor, axes: &[usize]| -> usize { axes.iter().map(|&x| t.shape[x]).product() };
+    let (batch, m, k, n) = (
+        dims(a, batch_a),
+        dims(a, &free_a),
+        dims(a, contract_a),
+        dims(b, &free_b),
+    );
+    let mut shape: Vec<usize> = batch_a.iter().map(|&x| a.shape[x]).collect();
+    shape.extend(free_a.iter().map(|&x| a.shape[x]));
+    shape.extend(free_b.iter().map(|&x| b.shape[x]));
+    let out = Tensor::empty(&shape, out_type)?;
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    let order_a: Vec<usize> = batch_a
+        .iter()
+        .chain(&free_a)
+        .chain(contract_a)
+        .copied()
+        .collect();
+    let order_b: Vec<usize> = batch_b
+        .iter()
+        .chain(contract_b)
+        .chain(&free_b)
+        .copied()
+        .collect();
+    let la = arranged(a, &order_a)?;
+    let lb = arranged(b, &order_b)?;
+    let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
+    let ops = a.dtype.code() | b.dtype.code() << 8 | out_type.code() << 16;
+    let elem = out_type.size() as u64;
+    let (asz, bsz) = (a.dtype.size() as u64, b.dtype.size() as u64);
+    // Batches beyond the 65,535 groups of the z axis go in several launches, each with
+    // its operands offset (addresses are per launch).
+    let per_launch = 65_535usize;
+    for b0 in (0..batch).step_by(per_launch) {
+        let nb = (batch - b0).min(per_launch);
+        let push = PushWords::new()
+            .u((out.block.addr + (b0 * m * n) as u64 * elem) as u32)
+            .u(((out.block.addr + (b0 * m * n) as u64 * elem) >> 32) as u32)
+            .u((la.block.addr + (b0 * m * k) as u64 * asz) as u32)
+            .u(((la.block.addr + (b0 * m * k) as u64 * asz) >> 32) as u32)
+            .u((lb.block.addr + (b0 * k * n) as u64 * bsz) as u32)
+            .u(((lb.block.addr + (b0 * k * n) as u64 * bsz) >> 32) as u32)
+            .u(u32_of(m, "rows")?)
+            .u(u32_of(n, "columns")?)
+            .u(u32_of(k, "contracted size")?)
+            .u(ops);
+        let groups = [
+            u32_of(n.div_ceil(TILE), "column tiles")?,
+            u32_of(m.div_ceil(TILE), "row tiles")?,
+            nb as u32,
+        ];
+        if groups[1] > 65_535 || groups[0] > 65_535 {
+            return Err(crate::unsupported!(
+                "dot: a {m}x{n} output exceeds the matmul grid"
+            ));
+        }
+        launch(
+            Kernel::Matmul(compute),
+            &push,
+            groups,
+            &[read(&la.block), read(&lb.block), write(&out.block)],
+        )?;
+    }
+    Ok(out)
+}

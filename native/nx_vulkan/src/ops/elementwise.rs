@@ -1,0 +1,391 @@
+//! Element-wise ops as tables: each Nx op maps to a kernel op code, a rule for the type it
+//! computes in, and the compute classes that implement it.
+
+use super::layout::{broadcast_strides, contiguous_strides, simplify};
+use super::{grid, launch, read, u32_of, write, PushWords};
+use crate::dtype::{Compute, DType};
+use crate::error::Result;
+use crate::kernels::Kernel;
+use crate::tensor::{numel, Tensor};
+
+/// Binary ops, in kernel op-code order (`B_*` in `shaders/elementwise/binary.comp`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BinaryOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Pow,
+    Remainder,
+    Atan2,
+    Min,
+    Max,
+    Quotient,
+    BitwiseAnd,
+    BitwiseOr,
+    BitwiseXor,
+    LeftShift,
+    RightShift,
+    Equal,
+    NotEqual,
+    Greater,
+    Less,
+    GreaterEqual,
+    LessEqual,
+    LogicalAnd,
+    LogicalOr,
+    LogicalXor,
+}
+
+/// Every binary op with its Nx name.
+pub const BINARY_OPS: [(&str, BinaryOp); 24] = {
+    use BinaryOp::*;
+    [
+        ("add", Add),
+        ("subtract", Subtract),
+        ("multiply", Multiply),
+        ("divide", Divide),
+        ("pow", Pow),
+        ("remainder", Remainder),
+        ("atan2", Atan2),
+        ("min", Min),
+        ("max", Max),
+        ("quotient", Quotient),
+        ("bitwise_and", BitwiseAnd),
+        ("bitwise_or", BitwiseOr),
+        ("bitwise_xor", BitwiseXor),
+        ("left_shift", LeftShift),
+        ("right_shift", RightShift),
+        ("equal", Equal),
+        ("not_equal", NotEqual),
+        ("greater", Greater),
+        ("less", Less),
+        ("greater_equal", GreaterEqual),
+        ("less_equal", LessEqual),
+        ("logical_and", LogicalAnd),
+        ("logical_or", LogicalOr),
+        ("logical_xor", LogicalXor),
+    ]
+};
+
+impl BinaryOp {
+    /// Looks an op up by its Nx name.
+    pub fn from_name(name: &str) -> Option<BinaryOp> {
+        BINARY_OPS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, op)| *op)
+    }
+
+    /// Nx name.
+    pub fn name(self) -> &'static str {
+        BINARY_OPS
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map(|(n, _)| *n)
+            .expect("every op is listed")
+    }
+
+    /// Comparisons and logical ops compute in the merged input type and store 0/1.
+    fn is_predicate(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            Equal
+                | NotEqual
+                | Greater
+                | Less
+                | GreaterEqual
+                | LessEqual
+                | LogicalAnd
+                | LogicalOr
+                | LogicalXor
+        )
+    }
+
+    fn supported(self, c: Compute) -> bool {
+        use BinaryOp::*;
+        let float = matches!(c, Compute::F32 | Compute::F64);
+        match self {
+            Add | Subtract | Multiply | Min | Max | Remainder => true,
+            Equal | NotEqual | Greater | Less | GreaterEqual | LessEqual => true,
+            LogicalAnd | LogicalOr | LogicalXor => true,
+            Divide => float,
+            Pow => c != Compute::F64,
+            Atan2 => c == Compute::F32,
+            Quotient | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => !float,
+        }
+    }
+}
+
+/// Unary ops, in kernel op-code order (`U_*` in `shaders/elementwise/unary.comp`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum UnaryOp {
+    Identity,
+    Negate,
+    Abs,
+    Sign,
+    Ceil,
+    Floor,
+    Round,
+    Exp,
+    Expm1,
+    Log,
+    Log1p,
+    Sigmoid,
+    Sin,
+    Cos,
+    Tan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asin,
+    Acos,
+    Atan,
+    Asinh,
+    Acosh,
+    Atanh,
+    Sqrt,
+    Rsqrt,
+    Cbrt,
+    Erf,
+    Erfc,
+    ErfInv,
+    IsNan,
+    IsInfinity,
+    BitwiseNot,
+    CountLeadingZeros,
+    PopulationCount,
+    Zero,
+}
+
+/// Every unary op reachable by an Nx name (`real`/`conjugate` of a real tensor are the
+/// identity, `imag` is zero).
+pub const UNARY_OPS: [(&str, UnaryOp); 37] = {
+    use UnaryOp::*;
+    [
+        ("negate", Negate),
+        ("abs", Abs),
+        ("sign", Sign),
+        ("ceil", Ceil),
+        ("floor", Floor),
+        ("round", Round),
+        ("exp", Exp),
+        ("expm1", Expm1),
+        ("log", Log),
+        ("log1p", Log1p),
+        ("sigmoid", Sigmoid),
+        ("sin", Sin),
+        ("cos", Cos),
+        ("tan", Tan),
+        ("sinh", Sinh),
+        ("cosh", Cosh),
+        ("tanh", Tanh),
+        ("asin", Asin),
+        ("acos", Acos),
+        ("atan", Atan),
+        ("asinh", Asinh),
+        ("acosh", Acosh),
+        ("atanh", Atanh),
+        ("sqrt", Sqrt),
+        ("rsqrt", Rsqrt),
+        ("cbrt", Cbrt),
+        ("erf", Erf),
+        ("erfc", Erfc),
+        ("erf_inv", ErfInv),
+        ("is_nan", IsNan),
+        ("is_infinity", IsInfinity),
+        ("bitwise_not", BitwiseNot),
+        ("count_leading_zeros", CountLeadingZeros),
+        ("population_count", PopulationCount),
+        ("real", Identity),
+        ("conjugate", Identity),
+        ("imag", Zero),
+    ]
+};
+
+impl UnaryOp {
+    /// Looks an op up by its Nx name.
+    pub fn from_name(name: &str) -> Option<UnaryOp> {
+        UNARY_OPS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, op)| *op)
+    }
+
+    fn supported(self, c: Compute) -> bool {
+        use UnaryOp::*;
+        match c {
+            Compute::F32 => !matches!(self, BitwiseNot | CountLeadingZeros | PopulationCount),
+            Compute::F64 => matches!(
+                self,
+                Identity
+                    | Zero
+                    | Negate
+                    | Abs
+                    | Sign
+                    | Ceil
+                    | Floor
+                    | Round
+                    | Sqrt
+                    | Rsqrt
+                    | IsNan
+                    | IsInfinity
+            ),
+            _ => matches!(
+                self,
+                Identity
+                    | Zero
+                    | Negate
+                    | Abs
+                    | Sign
+                    | Ceil
+                    | Floor
+                    | Round
+                    | IsNan
+                    | IsInfinity
+                    | BitwiseNot
+                    | CountLeadingZeros
+                    | PopulationCount
+            ),
+        }
+    }
+
+    /// Predicates compute in the input's type and store 0/1.
+    fn is_predicate(self) -> bool {
+        matches!(self, UnaryOp::IsNan | UnaryOp::IsInfinity)
+    }
+}
+
+/// Nx `op(a, b)` into a tensor of `out_shape` and `out_type` (Nx has computed both).
+pub fn binary(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out_shape: &[usize],
+    out_type: DType,
+) -> Result<Tensor> {
+    let compute = if op.is_predicate() {
+        DType::merge(a.dtype, b.dtype).compute()
+    } else if op == BinaryOp::Divide
+        || op == BinaryOp::Atan2
+        || op == BinaryOp::Pow && out_type.is_float()
+    {
+        out_type.compute()
+    } else {
+        DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute()
+    };
+    if !op.supported(compute) {
+        return Err(crate::unsupported!(
+            "{} on {} and {} (computing in {:?}) has no Vulkan kernel yet",
+            op.name(),
+            a.dtype.name(),
+            b.dtype.name(),
+            compute
+        ));
+    }
+    let sa = broadcast_strides(&a.shape, out_shape)?;
+    let sb = broadcast_strides(&b.shape, out_shape)?;
+    let out = Tensor::empty(out_shape, out_type)?;
+    let n = numel(out_shape)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let (d, s) = simplify(out_shape, &[sa, sb])?;
+    let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&a.block)
+        .addr(&b.block)
+        .u(u32_of(n, "element count")?)
+        .u(d.len() as u32)
+        .u(ops)
+        .i(0)
+        .i(0)
+        .array(d.iter().map(|&x| x as u32))
+        .array(s[0].iter().map(|&x| x as i32 as u32))
+        .array(s[1].iter().map(|&x| x as i32 as u32));
+    launch(
+        Kernel::Binary(compute),
+        &push,
+        grid(n as u64),
+        &[read(&a.block), read(&b.block), write(&out.block)],
+    )?;
+    Ok(out)
+}
+
+/// Runs the unary kernel over `t` read through `dims`/`strides`.
+fn unary_strided(
+    op: UnaryOp,
+    compute: Compute,
+    t: &Tensor,
+    dims: &[usize],
+    strides: &[isize],
+    out_type: DType,
+) -> Result<Tensor> {
+    let out = Tensor::empty(dims, out_type)?;
+    let n = numel(dims)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let (d, s) = simplify(dims, &[strides.to_vec()])?;
+    let ops = op as u32 | t.dtype.code() << 8 | out_type.code() << 16;
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&t.block)
+        .u(u32_of(n, "element count")?)
+        .u(d.len() as u32)
+        .u(ops)
+        .i(0)
+        .array(d.iter().map(|&x| x as u32))
+        .array(s[0].iter().map(|&x| x as i32 as u32));
+    launch(
+        Kernel::Unary(compute),
+        &push,
+        grid(n as u64),
+        &[read(&t.block), write(&out.block)],
+    )?;
+    Ok(out)
+}
+
+/// Nx unary `op(t)` with output type `out_type`.
+pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
+    let compute = if op.is_predicate()
+        || op == UnaryOp::CountLeadingZeros
+        || op == UnaryOp::PopulationCount
+    {
+        t.dtype.compute()
+    } else {
+        Compute::for_conversion(t.dtype, out_type)
+    };
+    if !op.supported(compute) {
+        return Err(crate::unsupported!(
+            "{op:?} on {} (computing in {compute:?}) has no Vulkan kernel yet",
+            t.dtype.name()
+        ));
+    }
+    unary_strided(
+        op,
+        compute,
+        t,
+        &t.shape.clone(),
+        &contiguous_strides(&t.shape),
+        out_type,
+    )
+}
+
+/// Nx `as_type`: converts element by element (floats to integers truncate toward zero).
+pub fn as_type(t: &Tensor, out_type: DType) -> Result<Tensor> {
+    if t.dtype == out_type {
+        return Ok(t.clone());
+    }
+    let compute = Compute::for_conversion(t.dtype, out_type);
+    unary_strided(
+        UnaryOp::Identity,
+        compute,
+        t,
+        &t.shape.clone(),
+        &contiguous_strides(&t.shape),
+        out_type,
+    )
+}

@@ -1,0 +1,118 @@
+//! Nx semantics: each function takes engine tensors plus the callback's arguments, checks
+//! them, computes the output shape and type the way Nx does, and records kernel launches.
+//! Nothing here waits for the GPU.
+
+pub mod creation;
+pub mod dot;
+pub mod elementwise;
+pub mod layout;
+pub mod reduce;
+pub mod shape;
+
+use crate::engine::engine;
+use crate::error::Result;
+use crate::exec::Access;
+use crate::kernels::{Kernel, Push};
+use crate::memory::Block;
+use std::sync::Arc;
+
+/// Workgroup width of the element-wise kernels.
+const GROUP: u64 = 256;
+/// Largest group count per grid axis every Vulkan device accepts.
+const MAX_GROUPS: u64 = 65535;
+
+/// A 2-D grid for `threads` invocations of 256-wide groups. Kernels loop over what does
+/// not fit (grid-stride), so any element count works within the 65,535-per-axis limit.
+pub(crate) fn grid(threads: u64) -> [u32; 3] {
+    let groups = threads.div_ceil(GROUP).max(1);
+    let x = groups.min(MAX_GROUPS);
+    let y = groups.div_ceil(x).min(MAX_GROUPS);
+    [x as u32, y as u32, 1]
+}
+
+/// A grid with one group per work item (rows of a reduction), same limits.
+pub(crate) fn grid_groups(groups: u64) -> [u32; 3] {
+    let g = groups.max(1);
+    let x = g.min(MAX_GROUPS);
+    let y = g.div_ceil(x).min(MAX_GROUPS);
+    [x as u32, y as u32, 1]
+}
+
+/// Push-constant builder: words in the order the shader's block declares them.
+pub(crate) struct PushWords {
+    words: Push,
+    len: usize,
+}
+
+impl PushWords {
+    pub(crate) fn new() -> Self {
+        PushWords {
+            words: [0; 32],
+            len: 0,
+        }
+    }
+    pub(crate) fn addr(mut self, block: &Block) -> Self {
+        self.words[self.len] = block.addr as u32;
+        self.words[self.len + 1] = (block.addr >> 32) as u32;
+        self.len += 2;
+        self
+    }
+    pub(crate) fn u(mut self, v: u32) -> Self {
+        self.words[self.len] = v;
+        self.len += 1;
+        self
+    }
+    pub(crate) fn i(self, v: i32) -> Self {
+        self.u(v as u32)
+    }
+    /// A fixed-size array of `MAX_RANK` words, zero-padded.
+    pub(crate) fn array(mut self, vals: impl IntoIterator<Item = u32>) -> Self {
+        let start = self.len;
+        for (k, v) in vals.into_iter().enumerate() {
+            self.words[start + k] = v;
+        }
+        self.len = start + layout::MAX_RANK;
+        self
+    }
+    pub(crate) fn words(&self) -> &Push {
+        &self.words
+    }
+}
+
+/// Records one launch of a build-time kernel.
+pub(crate) fn launch(
+    kernel: Kernel,
+    push: &PushWords,
+    groups: [u32; 3],
+    accesses: &[Access<'_>],
+) -> Result<()> {
+    let e = engine()?;
+    let pipeline = e.kernels.get(kernel)?;
+    e.stream.dispatch(
+        &pipeline,
+        e.kernels.layout(),
+        push.words(),
+        groups,
+        accesses,
+    )
+}
+
+/// Converts an element count or stride to the 32-bit form the kernels take.
+pub(crate) fn u32_of(v: usize, what: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| crate::invalid!("{what} {v} exceeds 2^32 - 1"))
+}
+
+/// Same for signed strides and offsets.
+pub(crate) fn i32_of(v: isize, what: &str) -> Result<i32> {
+    i32::try_from(v).map_err(|_| crate::invalid!("{what} {v} does not fit in 32 bits"))
+}
+
+/// Keeps an `Arc` alive in an access list.
+pub(crate) fn read(b: &Arc<Block>) -> Access<'_> {
+    Access::Read(b)
+}
+
+/// Marks a block as written in an access list.
+pub(crate) fn write(b: &Arc<Block>) -> Access<'_> {
+    Access::Write(b)
+}

@@ -1,0 +1,189 @@
+//! Reductions: the reduced axes are moved last (a strided copy when they are not already
+//! there), then rows are folded by workgroups, in two passes when rows are few and long.
+
+use super::layout::contiguous_strides;
+use super::shape::gather_strided;
+use super::{grid_groups, launch, read, u32_of, write, PushWords};
+use crate::dtype::{Compute, DType};
+use crate::error::Result;
+use crate::kernels::Kernel;
+use crate::tensor::Tensor;
+
+/// Reductions, in kernel op-code order (`R_*` in `shaders/reduce/reduce.comp`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ReduceOp {
+    Sum,
+    Product,
+    Max,
+    Min,
+    All,
+    Any,
+}
+
+impl ReduceOp {
+    /// Looks up an Nx callback name (`sum`, `product`, `reduce_max`, `reduce_min`, `all`, `any`).
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        Some(match name {
+            "sum" => ReduceOp::Sum,
+            "product" => ReduceOp::Product,
+            "reduce_max" => ReduceOp::Max,
+            "reduce_min" => ReduceOp::Min,
+            "all" => ReduceOp::All,
+            "any" => ReduceOp::Any,
+            _ => return None,
+        })
+    }
+}
+
+/// Elements one workgroup folds before the reduction splits a row across groups.
+const CHUNK: usize = 4096;
+
+/// Validates `axes` (None = all) and returns them sorted.
+fn normalize_axes(axes: Option<&[usize]>, rank: usize, op: &str) -> Result<Vec<usize>> {
+    let mut ax: Vec<usize> = match axes {
+        None => (0..rank).collect(),
+        Some(a) => a.to_vec(),
+    };
+    ax.sort_unstable();
+    ax.dedup();
+    if let Some(&bad) = ax.iter().find(|&&a| a >= rank) {
+        return Err(crate::invalid!(
+            "{op}: axis {bad} is out of range for rank {rank}"
+        ));
+    }
+    Ok(ax)
+}
+
+/// The input rearranged as [kept..., reduced...] and its (rows, len).
+fn rows_view(t: &Tensor, axes: &[usize]) -> Result<(Tensor, usize, usize, Vec<usize>)> {
+    let kept: Vec<usize> = (0..t.shape.len()).filter(|a| !axes.contains(a)).collect();
+    let perm: Vec<usize> = kept.iter().chain(axes.iter()).copied().collect();
+    let rows: usize = kept.iter().map(|&a| t.shape[a]).product();
+    let len: usize = axes.iter().map(|&a| t.shape[a]).product();
+    let identity = perm.iter().enumerate().all(|(i, &p)| i == p);
+    let moved = if identity {
+        t.clone()
+    } else {
+        let cs = contiguous_strides(&t.shape);
+        let dims: Vec<usize> = perm.iter().map(|&a| t.shape[a]).collect();
+        let strides: Vec<isize> = perm.iter().map(|&a| cs[a]).collect();
+        gather_strided(t, &dims, &strides, 0)?
+    };
+    Ok((moved, rows, len, kept))
+}
+
+fn out_shape(shape: &[usize], axes: &[usize], keep: bool) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &d)| match (axes.contains(&i), keep) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+fn fold_rows(
+    op: ReduceOp,
+    compute: Compute,
+    input: &Tensor,
+    rows: usize,
+    len: usize,
+    out: &Tensor,
+    chunks: usize,
+) -> Result<()> {
+    let chunk_len = len.div_ceil(chunks).max(1);
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&input.block)
+        .u(u32_of(rows, "rows")?)
+        .u(u32_of(len, "row length")?)
+        .u(op as u32 | input.dtype.code() << 8 | out.dtype.code() << 16)
+        .u(u32_of(chunk_len, "chunk")?)
+        .u(u32_of(chunks, "chunks")?);
+    launch(
+        Kernel::Reduce(compute),
+        &push,
+        grid_groups((rows * chunks) as u64),
+        &[read(&input.block), write(&out.block)],
+    )
+}
+
+/// Nx `sum`/`product`/`reduce_max`/`reduce_min`/`all`/`any` over `axes` (None = all).
+pub fn reduce(
+    op: ReduceOp,
+    t: &Tensor,
+    axes: Option<&[usize]>,
+    keep_axes: bool,
+    out_type: DType,
+) -> Result<Tensor> {
+    let axes = normalize_axes(axes, t.shape.len(), &format!("{op:?}"))?;
+    let shape = out_shape(&t.shape, &axes, keep_axes);
+    let compute = match op {
+        ReduceOp::All | ReduceOp::Any => t.dtype.compute(),
+        _ => DType::merge(t.dtype, out_type).compute(),
+    };
+    let out = Tensor::empty(&shape, out_type)?;
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    let (moved, rows, len, _) = rows_view(t, &axes)?;
+    let chunks = if rows < 1024 && len > 2 * CHUNK {
+        len.div_ceil(CHUNK).min(1024)
+    } else {
+        1
+    };
+    if chunks == 1 {
+        fold_rows(op, compute, &moved, rows, len, &out, 1)?;
+    } else {
+        let partial = Tensor::empty(&[rows, chunks], compute.storage())?;
+        fold_rows(op, compute, &moved, rows, len, &partial, chunks)?;
+        fold_rows(op, compute, &partial, rows, chunks, &out, 1)?;
+    }
+    Ok(out)
+}
+
+/// Nx `argmax`/`argmin` along `axis` (None = over all elements, flattened).
+pub fn argreduce(
+    t: &Tensor,
+    axis: Option<usize>,
+    keep_axis: bool,
+    is_min: bool,
+    tie_high: bool,
+    out_type: DType,
+) -> Result<Tensor> {
+    if out_type.is_float() {
+        return Err(crate::invalid!(
+            "argmax/argmin: output type must be an integer, got {}",
+            out_type.name()
+        ));
+    }
+    let axes = match axis {
+        None => (0..t.shape.len()).collect::<Vec<_>>(),
+        Some(a) => normalize_axes(Some(&[a]), t.shape.len(), "argmax")?,
+    };
+    let shape = if axis.is_none() {
+        Vec::new()
+    } else {
+        out_shape(&t.shape, &axes, keep_axis)
+    };
+    let out = Tensor::empty(&shape, out_type)?;
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    let (moved, rows, len, _) = rows_view(t, &axes)?;
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&moved.block)
+        .u(u32_of(rows, "rows")?)
+        .u(u32_of(len, "row length")?)
+        .u(is_min as u32 | (tie_high as u32) << 1 | t.dtype.code() << 8 | out_type.code() << 16);
+    launch(
+        Kernel::ArgReduce(t.dtype.compute()),
+        &push,
+        grid_groups(rows as u64),
+        &[read(&moved.block), write(&out.block)],
+    )?;
+    Ok(out)
+}

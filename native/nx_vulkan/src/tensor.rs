@@ -1,0 +1,153 @@
+//! A tensor: a device block plus shape and element type. Reshapes share the block.
+
+use crate::dtype::DType;
+use crate::engine::engine;
+use crate::error::{Error, Result};
+use crate::memory::{Block, HostAccess, Kind};
+use std::sync::Arc;
+
+/// Reads of at most this many bytes come straight from uncached device memory (a PCIe
+/// read of a few KiB beats a copy round trip); larger ones go through a staging block.
+const DIRECT_UNCACHED_READ: u64 = 64 * 1024;
+
+/// A dense, row-major tensor on the device.
+#[derive(Clone)]
+pub struct Tensor {
+    pub block: Arc<Block>,
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+}
+
+/// Number of elements of `shape` (checked against overflow).
+pub fn numel(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::InvalidArgument(format!("shape {shape:?} has too many elements")))
+}
+
+impl Tensor {
+    /// Elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Bytes of data.
+    pub fn nbytes(&self) -> u64 {
+        (self.numel() * self.dtype.size()) as u64
+    }
+
+    /// An uninitialised tensor. Kernels index elements with 32-bit integers, so more than
+    /// 2^32 - 1 elements is an error.
+    pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = numel(shape)?;
+        if n as u64 > u32::MAX as u64 {
+            return Err(Error::InvalidArgument(format!(
+                "shape {shape:?} has {n} elements; at most 2^32 - 1 per tensor are supported"
+            )));
+        }
+        let bytes = (n as u64)
+            .checked_mul(dtype.size() as u64)
+            .ok_or_else(|| Error::InvalidArgument(format!("shape {shape:?} is too large")))?;
+        let info = engine()?.info();
+        if info.max_allocation > 0 && bytes > info.max_allocation {
+            return Err(Error::OutOfMemory(format!(
+                "a {} tensor of shape {shape:?} needs {bytes} bytes; the device allows {} per allocation",
+                dtype.name(),
+                info.max_allocation
+            )));
+        }
+        let block = engine()?.memory.alloc(Kind::Tensor, bytes)?;
+        Ok(Tensor {
+            block,
+            shape: shape.to_vec(),
+            dtype,
+        })
+    }
+
+    /// A tensor holding `bytes` (little-endian elements, row-major).
+    pub fn from_bytes(shape: &[usize], dtype: DType, bytes: &[u8]) -> Result<Tensor> {
+        let n = numel(shape)?;
+        if bytes.len() != n * dtype.size() {
+            return Err(Error::InvalidArgument(format!(
+                "from_binary: {} bytes do not hold a {} tensor of shape {shape:?} ({} bytes)",
+                bytes.len(),
+                dtype.name(),
+                n * dtype.size()
+            )));
+        }
+        let t = Tensor::empty(shape, dtype)?;
+        t.write_bytes(bytes)?;
+        Ok(t)
+    }
+
+    /// Writes `bytes` at the start of a tensor no batch has used yet.
+    pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let e = engine()?;
+        if self.block.host != HostAccess::None {
+            let mut guard = self
+                .block
+                .buffer()
+                .write()
+                .map_err(|err| Error::Vulkan(err.to_string()))?;
+            guard[..bytes.len()].copy_from_slice(bytes);
+            return Ok(());
+        }
+        let staging = e.memory.alloc(Kind::Staging, bytes.len() as u64)?;
+        {
+            let mut guard = staging
+                .buffer()
+                .write()
+                .map_err(|err| Error::Vulkan(err.to_string()))?;
+            guard[..bytes.len()].copy_from_slice(bytes);
+        }
+        e.stream
+            .copy(&staging, 0, &self.block, 0, bytes.len() as u64)
+    }
+
+    /// The tensor's bytes. Waits for the batches that write it (and only those).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let n = self.nbytes();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let e = engine()?;
+        let direct = match self.block.host {
+            HostAccess::Cached => true,
+            HostAccess::Uncached => n <= DIRECT_UNCACHED_READ,
+            HostAccess::None => false,
+        };
+        let source = if direct {
+            self.block.clone()
+        } else {
+            let staging = e.memory.alloc(Kind::Staging, n)?;
+            e.stream.copy(&self.block, 0, &staging, 0, n)?;
+            staging
+        };
+        e.stream.wait_block(&source)?;
+        let guard = source
+            .buffer()
+            .read()
+            .map_err(|err| Error::Vulkan(err.to_string()))?;
+        Ok(guard[..n as usize].to_vec())
+    }
+
+    /// Same data, new shape (no GPU work).
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
+        if numel(shape)? != self.numel() {
+            return Err(Error::InvalidArgument(format!(
+                "reshape: cannot reshape shape {:?} ({} elements) to {shape:?}",
+                self.shape,
+                self.numel()
+            )));
+        }
+        Ok(Tensor {
+            block: self.block.clone(),
+            shape: shape.to_vec(),
+            dtype: self.dtype,
+        })
+    }
+}

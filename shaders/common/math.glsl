@@ -1,0 +1,154 @@
+// Float helpers with better accuracy than the GLSL built-ins they replace (those are only
+// required to be accurate to a few ulps and can overflow in intermediate steps).
+#if defined(CT_F32)
+float nxv_expm1(float x) {
+    float u = exp(x);
+    if (u == 1.0) return x;
+    float um1 = u - 1.0;
+    if (um1 == -1.0) return -1.0;
+    if (isinf(u)) return u;
+    return um1 * x / log(u);
+}
+
+float nxv_log1p(float x) {
+    float u = 1.0 + x;
+    if (u == 1.0) return x;
+    if (isinf(u)) return u;
+    return log(u) * x / (u - 1.0);
+}
+
+float nxv_tanh(float x) {
+    float a = abs(x);
+    if (a > 9.0) return sign(x);
+    float e = nxv_expm1(-2.0 * a);
+    float r = -e / (2.0 + e);
+    return x < 0.0 ? -r : r;
+}
+
+float nxv_sinh(float x) {
+    float a = abs(x);
+    if (a < 1.0) {
+        float e = nxv_expm1(a);
+        float r = 0.5 * (e + e / (e + 1.0));
+        return x < 0.0 ? -r : r;
+    }
+    float e = exp(a - 0.6931471805599453);  // exp(a)/2 without early overflow
+    float r = e - 0.25 / e;
+    return x < 0.0 ? -r : r;
+}
+
+float nxv_cosh(float x) {
+    float e = exp(abs(x) - 0.6931471805599453);
+    return e + 0.25 / e;
+}
+
+float nxv_asinh(float x) {
+    float a = abs(x);
+    float r = (a > 1.0e10) ? log(a) + 0.6931471805599453
+                           : nxv_log1p(a + a * a / (1.0 + sqrt(1.0 + a * a)));
+    return x < 0.0 ? -r : r;
+}
+
+float nxv_acosh(float x) {
+    if (x > 1.0e10) return log(x) + 0.6931471805599453;
+    return log(x + sqrt(x - 1.0) * sqrt(x + 1.0));
+}
+
+float nxv_atanh(float x) {
+    return 0.5 * nxv_log1p(2.0 * x / (1.0 - x));
+}
+
+float nxv_cbrt(float x) {
+    if (x == 0.0 || isinf(x) || isnan(x)) return x;
+    float a = abs(x);
+    float y = pow(a, 1.0 / 3.0);
+    y = y - (y * y * y - a) / (3.0 * y * y);  // one Newton step: exact on perfect cubes
+    return x < 0.0 ? -y : y;
+}
+
+// erf: rational approximation on [-4, 4] (the form used by Eigen and XLA for f32).
+float nxv_erf(float x) {
+    float c = clamp(x, -4.0, 4.0);
+    float x2 = c * c;
+    float p = -2.72614225801306e-10;
+    p = p * x2 + 2.77068142495902e-08;
+    p = p * x2 - 2.10102402082508e-06;
+    p = p * x2 - 5.69250639462346e-05;
+    p = p * x2 - 7.34990630326855e-04;
+    p = p * x2 - 2.95459980854025e-03;
+    p = p * x2 - 1.60960333262415e-02;
+    float q = -1.45660718464996e-05;
+    q = q * x2 - 2.13374055278905e-04;
+    q = q * x2 - 1.68282697438203e-03;
+    q = q * x2 - 7.37332916720468e-03;
+    q = q * x2 - 1.42647390514189e-02;
+    return c * p / q;
+}
+
+// erfc: 1 - erf near zero, and exp(-x^2) times a rational fit in 1/x^2 for the tails
+// (Numerical Recipes' erfcc, relative error < 1.2e-7), where 1 - erf would cancel.
+float nxv_erfc(float x) {
+    if (abs(x) < 0.5) return 1.0 - nxv_erf(x);
+    float z = abs(x);
+    float t = 1.0 / (1.0 + 0.5 * z);
+    float r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+              t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0.0 ? r : 2.0 - r;
+}
+
+// erf_inv: Giles, "Approximating the erfinv function" (GPU Computing Gems), single precision.
+float nxv_erf_inv(float x) {
+    if (x <= -1.0) return x == -1.0 ? -1.0 / 0.0 : 0.0 / 0.0;
+    if (x >= 1.0) return x == 1.0 ? 1.0 / 0.0 : 0.0 / 0.0;
+    float w = -log((1.0 - x) * (1.0 + x));
+    float p;
+    if (w < 5.0) {
+        w = w - 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    return p * x;
+}
+
+// pow with Nx (C99) semantics for a negative base and integral exponents.
+float nxv_pow(float a, float b) {
+    if (b == 0.0) return 1.0;
+    if (a == 1.0) return 1.0;
+    if (isnan(a) || isnan(b)) return a + b;
+    float r = pow(abs(a), b);
+    if (a < 0.0) {
+        if (floor(b) != b) return 0.0 / 0.0;
+        if (mod(abs(b), 2.0) == 1.0) r = -r;
+    }
+    if (a == 0.0 && b < 0.0) return (mod(abs(b), 2.0) == 1.0 && (floatBitsToUint(a) >> 31) == 1u) ? -1.0 / 0.0 : 1.0 / 0.0;
+    return r;
+}
+#endif
+
+#if defined(IS_FLOAT)
+// Round half away from zero (Nx.round), exact for every float.
+T nxv_round(T x) {
+    T t = trunc(x);
+    if (abs(x - t) >= T(0.5)) t += sign(x);
+    return t;
+}
+#endif

@@ -1,0 +1,154 @@
+// Shared by every compute kernel: element type codes, buffer references and typed
+// load/store with conversion to and from the kernel's compute type T.
+//
+// Tensors live in buffers reached through buffer device addresses (passed as uvec2 in push
+// constants), so a kernel has no descriptor sets and no maxStorageBufferRange limit.
+//
+// A kernel defines exactly one compute type before including this file:
+//   CT_F32 (T = float), CT_I32 (int), CT_U32 (uint), CT_F64 (double),
+//   CT_I64 (int64_t), CT_U64 (uint64_t).
+// 8/16-bit element types use storage-only extensions: no 8/16-bit arithmetic is needed.
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable
+
+#if defined(CT_I64) || defined(CT_U64) || defined(CT_F64)
+#define HAS_I64 1
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
+
+// Element type codes: keep in sync with `DType::code` in native/nx_vulkan/src/dtype.rs.
+#define TY_U8 0u
+#define TY_U16 1u
+#define TY_U32 2u
+#define TY_U64 3u
+#define TY_S8 4u
+#define TY_S16 5u
+#define TY_S32 6u
+#define TY_S64 7u
+#define TY_F16 8u
+#define TY_BF16 9u
+#define TY_F32 10u
+#define TY_F64 11u
+
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufU8 { uint8_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufS8 { int8_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufU16 { uint16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufS16 { int16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufU32 { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufU64 { uvec2 v[]; };
+
+#if defined(CT_F32)
+#define T float
+#define IS_FLOAT 1
+#elif defined(CT_F64)
+#define T double
+#define IS_FLOAT 1
+#extension GL_ARB_gpu_shader_fp64 : enable
+#elif defined(CT_I32)
+#define T int
+#define IS_INT 1
+#define IS_SIGNED 1
+#elif defined(CT_U32)
+#define T uint
+#define IS_INT 1
+#elif defined(CT_I64)
+#define T int64_t
+#define IS_INT 1
+#define IS_SIGNED 1
+#elif defined(CT_U64)
+#define T uint64_t
+#define IS_INT 1
+#else
+#error "define one compute type CT_*"
+#endif
+
+// Bits of a bf16 from an f32, rounded to nearest even (NaN stays NaN).
+uint f32_to_bf16_bits(float f) {
+    uint u = floatBitsToUint(f);
+    if (isnan(f)) return (u >> 16) | 0x40u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+// Compute-type value of a float element, truncated toward zero for integer compute types.
+T from_f32(float f) {
+#if defined(IS_FLOAT)
+    return T(f);
+#elif defined(HAS_I64)
+    return isnan(f) ? T(0) : T(int64_t(f));
+#elif defined(IS_SIGNED)
+    return isnan(f) ? 0 : int(f);
+#else
+    return (isnan(f) || f <= -1.0) ? uint(int(f)) : uint(f);
+#endif
+}
+
+T load_elem(uvec2 addr, uint ty, uint i) {
+    switch (ty) {
+    case TY_U8: return T(uint(BufU8(addr).v[i]));
+    case TY_S8: return T(int(BufS8(addr).v[i]));
+    case TY_U16: return T(uint(BufU16(addr).v[i]));
+    case TY_S16: return T(int(BufS16(addr).v[i]));
+    case TY_U32: return T(BufU32(addr).v[i]);
+    case TY_S32: return T(int(BufU32(addr).v[i]));
+    case TY_F16: return from_f32(unpackHalf2x16(uint(BufU16(addr).v[i])).x);
+    case TY_BF16: return from_f32(uintBitsToFloat(uint(BufU16(addr).v[i]) << 16));
+    case TY_F32: return from_f32(uintBitsToFloat(BufU32(addr).v[i]));
+#if defined(HAS_I64)
+    case TY_U64: return T(packUint2x32(BufU64(addr).v[i]));
+    case TY_S64: return T(int64_t(packUint2x32(BufU64(addr).v[i])));
+#endif
+#if defined(CT_F64)
+    case TY_F64: return T(packDouble2x32(BufU64(addr).v[i]));
+#endif
+    }
+    return T(0);
+}
+
+// Two's-complement bits of an integer-valued compute value (wrapping), as the store of an
+// integer element type needs them.
+#if defined(HAS_I64)
+#if defined(IS_FLOAT)
+uint64_t int_bits64(T v) { return isnan(v) ? 0ul : uint64_t(int64_t(v)); }
+#else
+uint64_t int_bits64(T v) { return uint64_t(v); }
+#endif
+uint int_bits(T v) { return uint(int_bits64(v)); }
+#else
+#if defined(IS_FLOAT)
+uint int_bits(T v) { return isnan(v) ? 0u : uint(int(v)); }
+#else
+uint int_bits(T v) { return uint(v); }
+#endif
+#endif
+
+void store_elem(uvec2 addr, uint ty, uint i, T v) {
+    switch (ty) {
+    case TY_U8: case TY_S8: BufU8(addr).v[i] = uint8_t(int_bits(v) & 0xFFu); return;
+    case TY_U16: case TY_S16: BufU16(addr).v[i] = uint16_t(int_bits(v) & 0xFFFFu); return;
+    case TY_U32: case TY_S32: BufU32(addr).v[i] = int_bits(v); return;
+    case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(float(v), 0.0)) & 0xFFFFu); return;
+    case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(float(v))); return;
+    case TY_F32: BufU32(addr).v[i] = floatBitsToUint(float(v)); return;
+#if defined(HAS_I64)
+    case TY_U64: case TY_S64: BufU64(addr).v[i] = unpackUint2x32(int_bits64(v)); return;
+#endif
+#if defined(CT_F64)
+    case TY_F64: BufU64(addr).v[i] = unpackDouble2x32(double(v)); return;
+#endif
+    }
+}
+
+// Grid-stride helpers: kernels are launched with at most 65535 groups per axis and loop.
+uint global_index() {
+    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+}
+uint global_threads() {
+    return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x;
+}
+
+// Offset of output element `i` (row-major over `dims`) in an input with element `strides`.
+#define MAX_RANK 6

@@ -1,0 +1,131 @@
+#version 460
+// out[i] = op(a[strided(i)], b[strided(i)]) with broadcasting through zero strides.
+// Operands are converted to the compute type T on load; comparisons and logical ops
+// store 0/1 in the output type.
+#include "../common/types.glsl"
+#include "../common/math.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uvec2 out_addr;
+    uvec2 a_addr;
+    uvec2 b_addr;
+    uint n;
+    uint rank;
+    uint ops;  // op | a_ty << 8 | b_ty << 16 | out_ty << 24
+    int a_off;
+    int b_off;
+    uint dims[MAX_RANK];
+    int a_strides[MAX_RANK];
+    int b_strides[MAX_RANK];
+} pc;
+
+// Op codes: keep in sync with `BinaryOp` in native/nx_vulkan/src/ops/elementwise.rs.
+#define B_ADD 0u
+#define B_SUB 1u
+#define B_MUL 2u
+#define B_DIV 3u
+#define B_POW 4u
+#define B_REM 5u
+#define B_ATAN2 6u
+#define B_MIN 7u
+#define B_MAX 8u
+#define B_QUOTIENT 9u
+#define B_BAND 10u
+#define B_BOR 11u
+#define B_BXOR 12u
+#define B_LSHIFT 13u
+#define B_RSHIFT 14u
+#define B_EQ 15u
+#define B_NE 16u
+#define B_GT 17u
+#define B_LT 18u
+#define B_GE 19u
+#define B_LE 20u
+#define B_LAND 21u
+#define B_LOR 22u
+#define B_LXOR 23u
+
+#define BOOL_T(c) ((c) ? T(1) : T(0))
+
+T apply(uint op, T a, T b) {
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_EQ: return BOOL_T(a == b);
+    case B_NE: return BOOL_T(a != b);
+    case B_GT: return BOOL_T(a > b);
+    case B_LT: return BOOL_T(a < b);
+    case B_GE: return BOOL_T(a >= b);
+    case B_LE: return BOOL_T(a <= b);
+    case B_LAND: return BOOL_T(a != T(0) && b != T(0));
+    case B_LOR: return BOOL_T(a != T(0) || b != T(0));
+    case B_LXOR: return BOOL_T((a != T(0)) != (b != T(0)));
+#if defined(IS_FLOAT)
+    case B_DIV: return a / b;
+    // NaN propagates through min and max, as in XLA.
+    case B_MIN: return (isnan(a) || a < b) ? a : b;
+    case B_MAX: return (isnan(a) || a > b) ? a : b;
+    case B_REM: {
+        if (isinf(b) && !isinf(a)) return a;
+        T r = a - b * trunc(a / b);
+        return r;
+    }
+#endif
+#if defined(CT_F32)
+    case B_POW: return nxv_pow(a, b);
+    case B_ATAN2: return atan(a, b);
+#endif
+#if defined(IS_INT)
+    case B_MIN: return min(a, b);
+    case B_MAX: return max(a, b);
+    // Truncated division; the remainder takes the dividend's sign (Elixir's div/rem).
+    case B_QUOTIENT: return b == T(0) ? T(0) : a / b;
+    case B_REM: return b == T(0) ? T(0) : a - b * (a / b);
+    case B_BAND: return a & b;
+    case B_BOR: return a | b;
+    case B_BXOR: return a ^ b;
+    case B_LSHIFT: return a << b;
+    case B_RSHIFT: return a >> b;
+    case B_POW: {
+        T r = T(1);
+        T base = a;
+        T e = b;
+#if defined(IS_SIGNED)
+        if (e < T(0)) return T(0);
+#endif
+        while (e > T(0)) {
+            if ((e & T(1)) != T(0)) r *= base;
+            base *= base;
+            e >>= 1;
+        }
+        return r;
+    }
+#endif
+    }
+    return T(0);
+}
+
+void main() {
+    uint op = pc.ops & 0xFFu;
+    uint a_ty = (pc.ops >> 8) & 0xFFu;
+    uint b_ty = (pc.ops >> 16) & 0xFFu;
+    uint out_ty = (pc.ops >> 24) & 0xFFu;
+    for (uint i = global_index(); i < pc.n; i += global_threads()) {
+        int ia = pc.a_off;
+        int ib = pc.b_off;
+        uint rem = i;
+        for (int d = int(pc.rank) - 1; d >= 0; d--) {
+            uint dim = pc.dims[d];
+            int c = int(rem % dim);
+            ia += c * pc.a_strides[d];
+            ib += c * pc.b_strides[d];
+            rem /= dim;
+        }
+        T a = load_elem(pc.a_addr, a_ty, uint(ia));
+        T b = load_elem(pc.b_addr, b_ty, uint(ib));
+        store_elem(pc.out_addr, out_ty, i, apply(op, a, b));
+    }
+}

@@ -1,0 +1,165 @@
+#version 460
+// out[i] = op(in[strided(i)]): unary math, as_type (op 0 with other in/out types) and the
+// predicates. The input is read through `dims`/`strides`, so a transpose or broadcast
+// feeding an op costs no extra pass.
+#include "../common/types.glsl"
+#include "../common/math.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uvec2 out_addr;
+    uvec2 in_addr;
+    uint n;
+    uint rank;
+    uint ops;  // op | in_ty << 8 | out_ty << 16
+    int in_off;
+    uint dims[MAX_RANK];
+    int strides[MAX_RANK];
+} pc;
+
+// Op codes: keep in sync with `UnaryOp` in native/nx_vulkan/src/ops/elementwise.rs.
+#define U_IDENTITY 0u
+#define U_NEGATE 1u
+#define U_ABS 2u
+#define U_SIGN 3u
+#define U_CEIL 4u
+#define U_FLOOR 5u
+#define U_ROUND 6u
+#define U_EXP 7u
+#define U_EXPM1 8u
+#define U_LOG 9u
+#define U_LOG1P 10u
+#define U_SIGMOID 11u
+#define U_SIN 12u
+#define U_COS 13u
+#define U_TAN 14u
+#define U_SINH 15u
+#define U_COSH 16u
+#define U_TANH 17u
+#define U_ASIN 18u
+#define U_ACOS 19u
+#define U_ATAN 20u
+#define U_ASINH 21u
+#define U_ACOSH 22u
+#define U_ATANH 23u
+#define U_SQRT 24u
+#define U_RSQRT 25u
+#define U_CBRT 26u
+#define U_ERF 27u
+#define U_ERFC 28u
+#define U_ERF_INV 29u
+#define U_IS_NAN 30u
+#define U_IS_INF 31u
+#define U_BNOT 32u
+#define U_CLZ 33u
+#define U_POPCNT 34u
+#define U_ZERO 35u
+
+uint type_bits(uint ty) {
+    if (ty == TY_U8 || ty == TY_S8) return 8u;
+    if (ty == TY_U16 || ty == TY_S16 || ty == TY_F16 || ty == TY_BF16) return 16u;
+    if (ty == TY_U64 || ty == TY_S64 || ty == TY_F64) return 64u;
+    return 32u;
+}
+
+T apply(uint op, T x, uint bits) {
+    switch (op) {
+    case U_IDENTITY: return x;
+    case U_ZERO: return T(0);
+#if defined(IS_FLOAT)
+    case U_NEGATE: return -x;
+    case U_ABS: return abs(x);
+    case U_SIGN: return isnan(x) ? x : sign(x);
+    case U_CEIL: return ceil(x);
+    case U_FLOOR: return floor(x);
+    case U_ROUND: return nxv_round(x);
+    case U_SQRT: return sqrt(x);
+    case U_RSQRT: return inversesqrt(x);
+    case U_IS_NAN: return isnan(x) ? T(1) : T(0);
+    case U_IS_INF: return isinf(x) ? T(1) : T(0);
+#endif
+#if defined(CT_F32)
+    case U_EXP: return exp(x);
+    case U_EXPM1: return nxv_expm1(x);
+    case U_LOG: return log(x);
+    case U_LOG1P: return nxv_log1p(x);
+    case U_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case U_SIN: return sin(x);
+    case U_COS: return cos(x);
+    case U_TAN: return tan(x);
+    case U_SINH: return nxv_sinh(x);
+    case U_COSH: return nxv_cosh(x);
+    case U_TANH: return nxv_tanh(x);
+    case U_ASIN: return asin(x);
+    case U_ACOS: return acos(x);
+    case U_ATAN: return atan(x);
+    case U_ASINH: return nxv_asinh(x);
+    case U_ACOSH: return nxv_acosh(x);
+    case U_ATANH: return nxv_atanh(x);
+    case U_CBRT: return nxv_cbrt(x);
+    case U_ERF: return nxv_erf(x);
+    case U_ERFC: return nxv_erfc(x);
+    case U_ERF_INV: return nxv_erf_inv(x);
+#endif
+#if defined(IS_INT)
+#if defined(IS_SIGNED)
+    case U_NEGATE: return -x;
+    case U_ABS: return abs(x);
+    case U_SIGN: return sign(x);
+#else
+    case U_NEGATE: return T(0) - x;
+    case U_ABS: return x;
+    case U_SIGN: return x == T(0) ? T(0) : T(1);
+#endif
+    case U_CEIL: case U_FLOOR: case U_ROUND: return x;
+    case U_IS_NAN: case U_IS_INF: return T(0);
+    case U_BNOT: return ~x;
+#if defined(HAS_I64)
+    case U_POPCNT: {
+        uvec2 w = unpackUint2x32(uint64_t(x));
+        if (bits < 64u) w = uvec2(w.x & ((1u << bits) - 1u), 0u);
+        return T(bitCount(w.x) + bitCount(w.y));
+    }
+    case U_CLZ: {
+        uvec2 w = unpackUint2x32(uint64_t(x));
+        if (bits < 64u) {
+            uint v = (bits == 32u) ? w.x : (w.x & ((1u << bits) - 1u));
+            return T(v == 0u ? int(bits) : int(bits) - 1 - findMSB(v));
+        }
+        if (w.y != 0u) return T(31 - findMSB(w.y));
+        return T(w.x == 0u ? 64 : 63 - findMSB(w.x));
+    }
+#else
+    case U_POPCNT: {
+        uint v = uint(x);
+        if (bits < 32u) v &= (1u << bits) - 1u;
+        return T(bitCount(v));
+    }
+    case U_CLZ: {
+        uint v = uint(x);
+        if (bits < 32u) v &= (1u << bits) - 1u;
+        return T(v == 0u ? int(bits) : int(bits) - 1 - findMSB(v));
+    }
+#endif
+#endif
+    }
+    return x;
+}
+
+void main() {
+    uint op = pc.ops & 0xFFu;
+    uint in_ty = (pc.ops >> 8) & 0xFFu;
+    uint out_ty = (pc.ops >> 16) & 0xFFu;
+    uint bits = type_bits(in_ty);
+    for (uint i = global_index(); i < pc.n; i += global_threads()) {
+        int src = pc.in_off;
+        uint rem = i;
+        for (int d = int(pc.rank) - 1; d >= 0; d--) {
+            uint dim = pc.dims[d];
+            src += int(rem % dim) * pc.strides[d];
+            rem /= dim;
+        }
+        store_elem(pc.out_addr, out_ty, i, apply(op, load_elem(pc.in_addr, in_ty, uint(src)), bits));
+    }
+}

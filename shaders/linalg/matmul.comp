@@ -1,0 +1,80 @@
+#version 460
+// Batched matmul C[b] = A[b] (M x K) * B[b] (K x N), all row-major and contiguous.
+// 64x64 output tile per workgroup, 16-deep K steps through shared memory, 4x4 outputs per
+// thread. Operands convert to the compute type T on load; accumulation is in T.
+#include "../common/types.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uvec2 c_addr;
+    uvec2 a_addr;
+    uvec2 b_addr;
+    uint m;
+    uint n;
+    uint k;
+    uint ops;  // a_ty | b_ty << 8 | c_ty << 16
+} pc;
+
+#define BM 64
+#define BN 64
+#define BK 16
+
+shared T as[BK][BM + 1];
+shared T bs[BK][BN + 1];
+
+void main() {
+    uint a_ty = pc.ops & 0xFFu;
+    uint b_ty = (pc.ops >> 8) & 0xFFu;
+    uint c_ty = (pc.ops >> 16) & 0xFFu;
+    uint batch = gl_WorkGroupID.z;
+    uint row0 = gl_WorkGroupID.y * BM;
+    uint col0 = gl_WorkGroupID.x * BN;
+    uint lid = gl_LocalInvocationID.x;
+    uint tr = (lid / 16u) * 4u;  // this thread's 4 rows in the tile
+    uint tc = (lid % 16u) * 4u;  // and 4 columns
+    uint a_base = batch * pc.m * pc.k;
+    uint b_base = batch * pc.k * pc.n;
+    uint c_base = batch * pc.m * pc.n;
+
+    T acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = T(0);
+
+    for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
+        // 64x16 A tile and 16x64 B tile: 1024 elements each, 4 per thread.
+        for (uint e = lid; e < BM * BK; e += 256u) {
+            uint r = e / BK;
+            uint kk = e % BK;
+            uint gr = row0 + r;
+            uint gk = k0 + kk;
+            as[kk][r] = (gr < pc.m && gk < pc.k) ? load_elem(pc.a_addr, a_ty, a_base + gr * pc.k + gk) : T(0);
+        }
+        for (uint e = lid; e < BK * BN; e += 256u) {
+            uint kk = e / BN;
+            uint c = e % BN;
+            uint gk = k0 + kk;
+            uint gc = col0 + c;
+            bs[kk][c] = (gk < pc.k && gc < pc.n) ? load_elem(pc.b_addr, b_ty, b_base + gk * pc.n + gc) : T(0);
+        }
+        barrier();
+        for (uint kk = 0u; kk < BK; kk++) {
+            T av[4];
+            T bv[4];
+            for (int i = 0; i < 4; i++) av[i] = as[kk][tr + i];
+            for (int j = 0; j < 4; j++) bv[j] = bs[kk][tc + j];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) acc[i][j] += av[i] * bv[j];
+        }
+        barrier();
+    }
+
+    for (uint i = 0u; i < 4u; i++) {
+        uint gr = row0 + tr + i;
+        if (gr >= pc.m) continue;
+        for (uint j = 0u; j < 4u; j++) {
+            uint gc = col0 + tc + j;
+            if (gc < pc.n) store_elem(pc.c_addr, c_ty, c_base + gr * pc.n + gc, acc[i][j]);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+#version 460
+// Row reduction: in is [rows, len] (reduced axes moved last by the caller). Workgroup
+// (row, chunk) folds in[row, chunk*chunk_len .. +chunk_len] into out[row * chunks + chunk];
+// with chunks > 1 the caller runs a second pass over the partials.
+#include "../common/types.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uvec2 out_addr;
+    uvec2 in_addr;
+    uint rows;
+    uint len;
+    uint ops;  // op | in_ty << 8 | out_ty << 16
+    uint chunk_len;
+    uint chunks;
+} pc;
+
+// Op codes: keep in sync with `ReduceOp` in native/nx_vulkan/src/ops/reduce.rs.
+#define R_SUM 0u
+#define R_PRODUCT 1u
+#define R_MAX 2u
+#define R_MIN 3u
+#define R_ALL 4u
+#define R_ANY 5u
+
+shared T partial[256];
+
+T identity_of(uint op) {
+    switch (op) {
+    case R_PRODUCT: case R_ALL: return T(1);
+#if defined(IS_FLOAT)
+    case R_MAX: return T(-1.0 / 0.0);
+    case R_MIN: return T(1.0 / 0.0);
+#elif defined(CT_I32)
+    case R_MAX: return int(0x80000000u);
+    case R_MIN: return 0x7FFFFFFF;
+#elif defined(CT_U32)
+    case R_MAX: return 0u;
+    case R_MIN: return 0xFFFFFFFFu;
+#elif defined(CT_I64)
+    case R_MAX: return int64_t(0x8000000000000000ul);
+    case R_MIN: return int64_t(0x7FFFFFFFFFFFFFFFul);
+#elif defined(CT_U64)
+    case R_MAX: return 0ul;
+    case R_MIN: return 0xFFFFFFFFFFFFFFFFul;
+#endif
+    }
+    return T(0);
+}
+
+T combine(uint op, T a, T b) {
+    switch (op) {
+    case R_SUM: return a + b;
+    case R_PRODUCT: return a * b;
+#if defined(IS_FLOAT)
+    case R_MAX: return (isnan(a) || a > b) ? a : b;
+    case R_MIN: return (isnan(a) || a < b) ? a : b;
+#else
+    case R_MAX: return max(a, b);
+    case R_MIN: return min(a, b);
+#endif
+    case R_ALL: return (a != T(0) && b != T(0)) ? T(1) : T(0);
+    case R_ANY: return (a != T(0) || b != T(0)) ? T(1) : T(0);
+    }
+    return a;
+}
+
+void main() {
+    uint op = pc.ops & 0xFFu;
+    uint in_ty = (pc.ops >> 8) & 0xFFu;
+    uint out_ty = (pc.ops >> 16) & 0xFFu;
+    uint lid = gl_LocalInvocationID.x;
+    uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    uint total = pc.rows * pc.chunks;
+    for (uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; g < total; g += groups) {
+        uint row = g / pc.chunks;
+        uint chunk = g % pc.chunks;
+        uint begin = chunk * pc.chunk_len;
+        uint end = min(pc.len, begin + pc.chunk_len);
+        uint base = row * pc.len;
+        T acc = identity_of(op);
+        for (uint k = begin + lid; k < end; k += 256u) {
+            acc = combine(op, acc, load_elem(pc.in_addr, in_ty, base + k));
+        }
+        partial[lid] = acc;
+        barrier();
+        for (uint s = 128u; s > 0u; s >>= 1) {
+            if (lid < s) partial[lid] = combine(op, partial[lid], partial[lid + s]);
+            barrier();
+        }
+        if (lid == 0u) store_elem(pc.out_addr, out_ty, g, partial[0]);
+        barrier();
+    }
+}
