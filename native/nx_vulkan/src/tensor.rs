@@ -110,9 +110,16 @@ impl Tensor {
 
     /// The tensor's bytes. Waits for the batches that write it (and only those).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let n = self.nbytes();
+        let mut v = vec![0u8; self.nbytes() as usize];
+        self.read_into(&mut v)?;
+        Ok(v)
+    }
+
+    /// Copies the first `dst.len()` bytes of the tensor (at most all of them) into `dst`.
+    pub fn read_into(&self, dst: &mut [u8]) -> Result<()> {
+        let n = (dst.len() as u64).min(self.nbytes());
         if n == 0 {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let e = engine()?;
         let direct = match self.block.host {
@@ -128,11 +135,9 @@ impl Tensor {
             staging
         };
         e.stream.wait_block(&source)?;
-        let guard = source
-            .buffer()
-            .read()
-            .map_err(|err| Error::Vulkan(err.to_string()))?;
-        Ok(guard[..n as usize].to_vec())
+        let guard = source.buffer().read().map_err(|err| Error::Vulkan(err.to_string()))?;
+        dst[..n as usize].copy_from_slice(&guard[..n as usize]);
+        Ok(())
     }
 
     /// Same data, new shape (no GPU work).

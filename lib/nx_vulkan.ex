@@ -1,0 +1,76 @@
+defmodule Nx.Vulkan do
+  @moduledoc """
+  Nx on Vulkan compute: the GPU backend for every GPU that has a Vulkan driver.
+
+      Nx.default_backend(Nx.Vulkan.Backend)
+      Nx.add(Nx.tensor([1.0, 2.0]), 1.0)
+
+  The device is the most capable one Vulkan offers (discrete > integrated > virtual > CPU);
+  set `NX_VULKAN_DEVICE` to an index or a name substring to choose another. On a machine
+  without a GPU, Mesa's lavapipe (`mesa-vulkan-drivers`) runs the same kernels on the CPU.
+
+  Ops that have no Vulkan kernel yet run on `Nx.BinaryBackend` through one explicit,
+  counted fallback path: see `fallback_stats/0` and `set_fallback/1`.
+  """
+
+  alias Nx.Vulkan.Native
+
+  @doc """
+  Opens the device (once per VM) and returns its name. Raises when no usable Vulkan
+  device exists.
+  """
+  @spec init() :: String.t()
+  def init do
+    case Native.dev_init() do
+      {:ok, name} -> name
+      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
+    end
+  end
+
+  @doc "The name of the device in use."
+  @spec device_name() :: String.t()
+  def device_name, do: init()
+
+  @doc """
+  A map describing the device: name, type, driver, API version, memory heaps, subgroup
+  size, limits and which optional features (f16, f64, int64, int16, int8, 16-bit storage,
+  cooperative matrix) it offers.
+  """
+  @spec device_info() :: map()
+  def device_info, do: unwrap!(Native.dev_info(), "device_info")
+
+  @doc """
+  Memory and execution counters: live and pooled bytes, buffers created and reused,
+  dispatches, barriers, submits, host waits and pipelines built.
+  """
+  @spec stats() :: map()
+  def stats, do: unwrap!(Native.dev_stats(), "stats")
+
+  @doc "Waits until all GPU work recorded so far has finished."
+  @spec synchronize() :: :ok
+  def synchronize do
+    unwrap!(Native.dev_synchronize(), "synchronize")
+    :ok
+  end
+
+  @doc """
+  How many times each op ran on the host instead of the GPU, as `%{op => count}`.
+  """
+  @spec fallback_stats() :: %{atom() => non_neg_integer()}
+  defdelegate fallback_stats(), to: Nx.Vulkan.Backend.Fallback, as: :stats
+
+  @doc "Resets the fallback counters."
+  @spec reset_fallback_stats() :: :ok
+  defdelegate reset_fallback_stats(), to: Nx.Vulkan.Backend.Fallback, as: :reset
+
+  @doc """
+  What happens when an op has no Vulkan kernel: `:warn` (default: run it on the host and
+  log once per op), `:allow` (run it on the host, counted, no log) or `:raise` (raise an
+  `ArgumentError` naming the op). Returns the previous mode.
+  """
+  @spec set_fallback(:warn | :allow | :raise) :: :warn | :allow | :raise
+  defdelegate set_fallback(mode), to: Nx.Vulkan.Backend.Fallback, as: :set_mode
+
+  defp unwrap!({:ok, v}, _op), do: v
+  defp unwrap!({:error, {kind, msg}}, op), do: raise(RuntimeError, "Nx.Vulkan.#{op} failed (#{kind}): #{msg}")
+end

@@ -1,0 +1,270 @@
+defmodule Nx.Vulkan.Backend do
+  @moduledoc """
+  The `Nx.Backend` that keeps tensors in Vulkan device memory and runs ops as compute
+  kernels.
+
+      Nx.default_backend(Nx.Vulkan.Backend)
+      t = Nx.tensor([1.0, 2.0, 3.0])            # on the GPU
+      Nx.backend_transfer(t, Nx.BinaryBackend)  # back to the host
+
+  Every callback maps onto one native call; Nx semantics (output shapes, types,
+  broadcasting, axes) live in the Rust engine, which is tested on its own. Callbacks
+  without a Vulkan kernel yet go through `Nx.Vulkan.Backend.Fallback`, which runs them on
+  `Nx.BinaryBackend`, counts them and, when asked, raises instead (`Nx.Vulkan.set_fallback/1`).
+
+  Tensors from other backends passed to an op are uploaded first. GPU work is recorded
+  and submitted asynchronously; only reading data (`Nx.to_binary/1`, `inspect`,
+  transfers) waits for it.
+  """
+
+  @behaviour Nx.Backend
+  defstruct [:ref]
+
+  import Kernel, except: [inspect: 2]
+
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Native
+  alias Nx.Vulkan.Backend.Fallback
+
+  ## Helpers
+
+  @doc false
+  def type_name({:f8_e4m3fn, 8}), do: "f8_e4m3fn"
+  def type_name({kind, size}), do: "#{kind}#{size}"
+
+  defp shape_list(%T{shape: shape}), do: Tuple.to_list(shape)
+
+  defp wrap(%T{} = out, ref), do: %{out | data: %__MODULE__{ref: ref}}
+
+  # The device reference of a tensor argument; tensors of other backends are uploaded.
+  defp ref!(%T{data: %__MODULE__{ref: ref}}), do: ref
+
+  defp ref!(%T{} = t) do
+    case Native.t_from_binary(Nx.to_binary(t), shape_list(t), type_name(t.type)) do
+      {:ok, ref} -> ref
+      {:error, {:unsupported, msg}} -> throw({:nx_vulkan_unsupported, msg})
+      {:error, {kind, msg}} -> raise error_module(kind), msg
+    end
+  end
+
+  defp error_module(:invalid_argument), do: ArgumentError
+  defp error_module(_), do: RuntimeError
+
+  # The input tensors of a call (args without the output template), as `f32{2, 3}`.
+  defp describe([_out | args]) do
+    args
+    |> Enum.flat_map(fn
+      %T{shape: s, type: t} -> ["#{type_name(t)}#{Kernel.inspect(s)}"]
+      _ -> []
+    end)
+    |> Enum.join(", ")
+  end
+
+  # Runs one native call producing `out`; an :unsupported answer (or an argument that
+  # cannot live on the device) goes to the counted host fallback.
+  defp run(op, args, out, fun) do
+    result =
+      try do
+        fun.()
+      catch
+        {:nx_vulkan_unsupported, msg} -> {:error, {:unsupported, msg}}
+      end
+
+    case result do
+      {:ok, ref} ->
+        wrap(out, ref)
+
+      {:error, {:unsupported, msg}} ->
+        Fallback.call(op, args, msg)
+
+      {:error, {kind, msg}} ->
+        raise error_module(kind), "Nx.Vulkan.Backend.#{op}(#{describe(args)}): #{msg}"
+    end
+  end
+
+  ## Backend lifecycle and data movement
+
+  @impl true
+  def init(opts) do
+    if opts != [], do: raise(ArgumentError, "Nx.Vulkan.Backend takes no options, got: #{Kernel.inspect(opts)}")
+    opts
+  end
+
+  @impl true
+  def constant(out, number, _opts) do
+    run(:constant, [out, number, []], out, fn ->
+      Native.t_constant(shape_list(out), type_name(out.type), number)
+    end)
+  end
+
+  @impl true
+  def from_binary(out, binary, _opts) do
+    run(:from_binary, [out, binary, []], out, fn ->
+      Native.t_from_binary(binary, shape_list(out), type_name(out.type))
+    end)
+  end
+
+  @impl true
+  def to_binary(%T{data: %__MODULE__{ref: ref}, type: {_, bits}} = t, limit) do
+    case Native.t_to_binary(ref, div(limit * bits + 7, 8)) do
+      {:ok, bin} -> bin
+      {:error, {kind, msg}} -> raise error_module(kind), "Nx.Vulkan.Backend.to_binary(#{describe([t])}): #{msg}"
+    end
+  end
+
+  @impl true
+  def inspect(%T{} = tensor, inspect_opts) do
+    limit = if inspect_opts.limit == :infinity, do: Nx.size(tensor), else: inspect_opts.limit + 1
+    Nx.Backend.inspect(tensor, to_binary(tensor, min(limit, Nx.size(tensor))), inspect_opts)
+  end
+
+  @impl true
+  def backend_copy(%T{data: %__MODULE__{ref: ref}} = t, __MODULE__, _opts) do
+    # Tensors are immutable: a new handle on the same device memory is a full copy.
+    {:ok, new} = Native.t_reshape(ref, shape_list(t))
+    wrap(t, new)
+  end
+
+  def backend_copy(%T{} = t, Nx.Tensor, opts), do: backend_copy(t, Nx.BinaryBackend, opts)
+
+  def backend_copy(%T{} = t, backend, opts) do
+    backend.from_binary(t, to_binary(t, Nx.size(t)), opts)
+  end
+
+  @impl true
+  def backend_transfer(%T{} = t, backend, _opts) when backend in [__MODULE__, Nx.Vulkan.VulkanoBackend], do: t
+
+  def backend_transfer(%T{} = t, backend, opts) do
+    copy = backend_copy(t, backend, opts)
+    backend_deallocate(t)
+    copy
+  end
+
+  @impl true
+  def backend_deallocate(%T{data: %__MODULE__{ref: ref}}) do
+    if Native.t_deallocate(ref), do: :ok, else: :already_deallocated
+  end
+
+  @impl true
+  def to_pointer(_tensor, _opts) do
+    raise ArgumentError, "Nx.Vulkan.Backend does not support to_pointer/2: Vulkan memory has no portable pointer"
+  end
+
+  @impl true
+  def from_pointer(_pointer, _type, _shape, _backend_opts, _opts) do
+    raise ArgumentError, "Nx.Vulkan.Backend does not support from_pointer/5: Vulkan memory has no portable pointer"
+  end
+
+  @impl true
+  def block(struct, _output, args, fun), do: apply(fun, [struct | args])
+
+  ## Creation
+
+  @impl true
+  def iota(out, axis, _opts) do
+    run(:iota, [out, axis, []], out, fn -> Native.t_iota(shape_list(out), type_name(out.type), axis) end)
+  end
+
+  @impl true
+  def eye(out, _opts) do
+    run(:eye, [out, []], out, fn -> Native.t_eye(shape_list(out), type_name(out.type)) end)
+  end
+
+  ## Shape
+
+  @impl true
+  def reshape(out, t), do: run(:reshape, [out, t], out, fn -> Native.t_reshape(ref!(t), shape_list(out)) end)
+
+  @impl true
+  def squeeze(out, t, axes),
+    do: run(:squeeze, [out, t, axes], out, fn -> Native.t_reshape(ref!(t), shape_list(out)) end)
+
+  @impl true
+  def broadcast(out, t, shape, axes) do
+    run(:broadcast, [out, t, shape, axes], out, fn ->
+      Native.t_broadcast(ref!(t), Tuple.to_list(shape), axes)
+    end)
+  end
+
+  @impl true
+  def transpose(out, t, axes),
+    do: run(:transpose, [out, t, axes], out, fn -> Native.t_transpose(ref!(t), axes) end)
+
+  @impl true
+  def as_type(out, t),
+    do: run(:as_type, [out, t], out, fn -> Native.t_as_type(ref!(t), type_name(out.type)) end)
+
+  ## Element-wise
+
+  binary_ops =
+    [:add, :subtract, :multiply, :divide, :pow, :remainder, :atan2, :min, :max, :quotient] ++
+      [:bitwise_and, :bitwise_or, :bitwise_xor, :left_shift, :right_shift] ++
+      [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
+      [:logical_and, :logical_or, :logical_xor]
+
+  for op <- binary_ops do
+    @impl true
+    def unquote(op)(out, a, b) do
+      run(unquote(op), [out, a, b], out, fn ->
+        Native.t_binary(unquote(Atom.to_string(op)), ref!(a), ref!(b), shape_list(out), type_name(out.type))
+      end)
+    end
+  end
+
+  unary_ops =
+    [:exp, :expm1, :log, :log1p, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
+      [:acos, :asin, :atan, :acosh, :asinh, :atanh, :sqrt, :rsqrt, :cbrt, :erf, :erfc, :erf_inv] ++
+      [:abs, :bitwise_not, :ceil, :conjugate, :floor, :negate, :round, :sign] ++
+      [:count_leading_zeros, :population_count, :real, :imag, :is_nan, :is_infinity]
+
+  for op <- unary_ops do
+    @impl true
+    def unquote(op)(out, t) do
+      run(unquote(op), [out, t], out, fn ->
+        Native.t_unary(unquote(Atom.to_string(op)), ref!(t), type_name(out.type))
+      end)
+    end
+  end
+
+  ## Reductions
+
+  for op <- [:sum, :product, :reduce_max, :reduce_min, :all, :any] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      run(unquote(op), [out, t, opts], out, fn ->
+        Native.t_reduce(unquote(Atom.to_string(op)), ref!(t), opts[:axes], opts[:keep_axes] || false, type_name(out.type))
+      end)
+    end
+  end
+
+  for {op, is_min} <- [argmax: false, argmin: true] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      run(unquote(op), [out, t, opts], out, fn ->
+        tie_high = opts[:tie_break] == :high
+        Native.t_argreduce(ref!(t), opts[:axis], opts[:keep_axis] || false, unquote(is_min), tie_high, type_name(out.type))
+      end)
+    end
+  end
+
+  ## Linear algebra
+
+  @impl true
+  def dot(out, a, ca, ba, b, cb, bb) do
+    run(:dot, [out, a, ca, ba, b, cb, bb], out, fn ->
+      Native.t_dot(ref!(a), ca, ba, ref!(b), cb, bb, type_name(out.type))
+    end)
+  end
+
+  ## Everything else: the counted host fallback (see Nx.Vulkan.Backend.Fallback).
+
+  for {name, arity} <- Nx.Backend.behaviour_info(:callbacks),
+      not Module.defines?(__MODULE__, {name, arity}) do
+    args = Macro.generate_arguments(arity, __MODULE__)
+
+    @impl true
+    def unquote(name)(unquote_splicing(args)) do
+      Fallback.call(unquote(name), unquote(args), "no Vulkan kernel yet")
+    end
+  end
+end

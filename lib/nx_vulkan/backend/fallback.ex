@@ -1,0 +1,119 @@
+defmodule Nx.Vulkan.Backend.Fallback do
+  @moduledoc """
+  The one path by which an op runs on the host instead of the GPU.
+
+  An op lands here when it has no Vulkan kernel yet, or when its types have none on this
+  device (for example complex numbers, or f64 transcendental functions). Its tensor
+  arguments are downloaded, `Nx.BinaryBackend` computes the result, and the result is
+  uploaded again (types the device cannot hold stay on `Nx.BinaryBackend`).
+
+  Every use is counted (`Nx.Vulkan.fallback_stats/0`). The mode, set with
+  `Nx.Vulkan.set_fallback/1` or `config :nx_vulkan, fallback: ...`, decides the rest:
+  `:warn` (default) logs the first use of each op, `:allow` stays quiet and `:raise`
+  raises an `ArgumentError`, which is how the test suites prove that ops run on the GPU.
+  """
+
+  require Logger
+
+  alias Nx.Tensor, as: T
+
+  @table :nx_vulkan_fallback_counts
+
+  @doc false
+  def set_mode(mode) when mode in [:warn, :allow, :raise] do
+    previous = mode()
+    :persistent_term.put({__MODULE__, :mode}, mode)
+    previous
+  end
+
+  def set_mode(other),
+    do: raise(ArgumentError, "fallback mode must be :warn, :allow or :raise, got: #{inspect(other)}")
+
+  @doc false
+  def mode do
+    :persistent_term.get({__MODULE__, :mode}, nil) || Application.get_env(:nx_vulkan, :fallback, :warn)
+  end
+
+  @doc false
+  def stats do
+    ensure_table()
+    @table |> :ets.tab2list() |> Map.new()
+  end
+
+  @doc false
+  def reset do
+    ensure_table()
+    :ets.delete_all_objects(@table)
+    :ok
+  end
+
+  defp ensure_table do
+    if :ets.whereis(@table) == :undefined do
+      # Owned by a process that never exits, so counts survive the caller.
+      parent = self()
+
+      spawn(fn ->
+        try do
+          :ets.new(@table, [:named_table, :public, :set, write_concurrency: true])
+        rescue
+          ArgumentError -> :ok
+        end
+
+        send(parent, :nx_vulkan_table_ready)
+        Process.sleep(:infinity)
+      end)
+
+      receive do
+        :nx_vulkan_table_ready -> :ok
+      after
+        5000 -> :ok
+      end
+    end
+  end
+
+  @doc """
+  Runs `Nx.BinaryBackend.<op>(args...)` for a Vulkan callback, counting it and honouring
+  the mode. `reason` says why the GPU could not run it.
+  """
+  def call(op, args, reason) do
+    ensure_table()
+    count = :ets.update_counter(@table, op, {2, 1}, {op, 0})
+
+    case mode() do
+      :raise ->
+        raise ArgumentError,
+              "Nx.Vulkan.Backend.#{op} would run on the host (#{reason}) and the fallback mode is :raise"
+
+      :warn when count == 1 ->
+        Logger.warning("Nx.Vulkan: #{op} runs on the host via Nx.BinaryBackend (#{reason}); counted in Nx.Vulkan.fallback_stats/0")
+
+      _ ->
+        :ok
+    end
+
+    Nx.BinaryBackend
+    |> apply(op, Enum.map(args, &to_host/1))
+    |> to_device()
+  end
+
+  defp to_host(%T{data: %{__struct__: Nx.Vulkan.Backend}} = t) do
+    bin = Nx.Vulkan.Backend.to_binary(t, Nx.size(t))
+    %{t | data: %Nx.BinaryBackend{state: bin}}
+  end
+
+  defp to_host(list) when is_list(list), do: Enum.map(list, &to_host/1)
+  defp to_host(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_host/1) |> List.to_tuple()
+  defp to_host(other), do: other
+
+  defp to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) do
+    case Nx.Vulkan.Native.t_from_binary(bin, Tuple.to_list(t.shape), Nx.Vulkan.Backend.type_name(t.type)) do
+      {:ok, ref} -> %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}
+      # A type the device cannot hold (complex, f8...) stays on the host.
+      {:error, _} -> t
+    end
+  end
+
+  defp to_device(list) when is_list(list), do: Enum.map(list, &to_device/1)
+  defp to_device(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_device/1) |> List.to_tuple()
+  defp to_device(other), do: other
+end

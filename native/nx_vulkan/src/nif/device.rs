@@ -1,0 +1,82 @@
+//! Device NIFs: initialisation, description and counters.
+
+use super::convert::{wrap, NifOut};
+use crate::engine::engine;
+use rustler::{Encoder, Env, Term};
+
+/// Opens the device (first call only) and returns its name.
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_init() -> NifOut<String> {
+    wrap("init", engine().map(|e| e.info().name.clone()))
+}
+
+/// The device description as a map with atom keys.
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
+    let e = wrap("device_info", engine())?;
+    let i = e.info();
+    let heaps: Vec<Term> = i
+        .heaps
+        .iter()
+        .map(|(size, local)| atom_map(env, &[("size", size.encode(env)), ("device_local", local.encode(env))]))
+        .collect();
+    let pairs: Vec<(&str, Term)> = vec![
+        ("index", i.index.encode(env)),
+        ("name", i.name.encode(env)),
+        ("type", i.device_type.encode(env)),
+        ("driver", i.driver.encode(env)),
+        ("api_version", i.api_version.encode(env)),
+        ("heaps", heaps.encode(env)),
+        ("subgroup_size", i.subgroup_size.encode(env)),
+        ("max_workgroup_count", i.max_workgroup_count.to_vec().encode(env)),
+        ("max_shared_memory", i.max_shared_memory.encode(env)),
+        ("max_storage_buffer_range", i.max_storage_buffer_range.encode(env)),
+        ("max_allocation", i.max_allocation.encode(env)),
+        ("f16", i.f16.encode(env)),
+        ("f64", i.f64.encode(env)),
+        ("int64", i.int64.encode(env)),
+        ("int16", i.int16.encode(env)),
+        ("int8", i.int8.encode(env)),
+        ("storage_16bit", i.storage16.encode(env)),
+        ("cooperative_matrix", i.cooperative_matrix.encode(env)),
+        ("host_visible_device_memory", i.host_visible_device_memory.encode(env)),
+    ];
+    Ok(atom_map(env, &pairs))
+}
+
+/// Memory and execution counters.
+#[rustler::nif]
+fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
+    let e = wrap("stats", engine())?;
+    let m = e.memory.stats();
+    let x = e.stream.stats();
+    let pairs: Vec<(&str, Term)> = vec![
+        ("live_bytes", m.live_bytes.encode(env)),
+        ("pooled_bytes", m.pooled_bytes.encode(env)),
+        ("buffers_created", m.created.encode(env)),
+        ("buffers_reused", m.reused.encode(env)),
+        ("dispatches", x.dispatches.encode(env)),
+        ("barriers", x.barriers.encode(env)),
+        ("submits", x.submits.encode(env)),
+        ("waits", x.waits.encode(env)),
+        ("pipelines", e.kernels.built().encode(env)),
+    ];
+    Ok(atom_map(env, &pairs))
+}
+
+/// Waits for all recorded GPU work (benchmarks use it to time without a download).
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_synchronize() -> NifOut<rustler::Atom> {
+    let e = wrap("synchronize", engine())?;
+    wrap("synchronize", e.stream.synchronize())?;
+    Ok(super::ok())
+}
+
+fn atom_map<'a>(env: Env<'a>, pairs: &[(&str, Term<'a>)]) -> Term<'a> {
+    let mut map = rustler::types::map::map_new(env);
+    for (k, v) in pairs {
+        let key = rustler::Atom::from_str(env, k).map(|a| a.encode(env)).unwrap_or_else(|_| k.encode(env));
+        map = map.map_put(key, *v).unwrap_or(map);
+    }
+    map
+}

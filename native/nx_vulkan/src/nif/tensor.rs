@@ -1,0 +1,156 @@
+//! Tensor NIFs. A tensor crosses the boundary as a resource reference; Elixir keeps the
+//! shape and type in its `Nx.Tensor` and passes the output shape and type Nx computed.
+
+use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
+use crate::error::Error;
+use crate::ops::{creation, dot, elementwise, reduce, shape};
+use crate::tensor::Tensor;
+use rustler::{Binary, Env, OwnedBinary, ResourceArc};
+use std::sync::Mutex;
+
+/// A tensor held by the BEAM. `None` once explicitly deallocated.
+pub struct TensorRes(Mutex<Option<Tensor>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for TensorRes {}
+
+type Ref = ResourceArc<TensorRes>;
+
+fn new_ref(t: Tensor) -> Ref {
+    ResourceArc::new(TensorRes(Mutex::new(Some(t))))
+}
+
+/// The engine tensor behind a reference, or an error if it was deallocated.
+fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
+    r.0.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .ok_or_else(|| err(op, Error::InvalidArgument("the tensor was deallocated".into())))
+}
+
+fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
+    wrap(op, r).map(new_ref)
+}
+
+/// Uploads a binary as a tensor of `shape` and `type`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+    let t = dtype("from_binary", &ty)?;
+    out("from_binary", Tensor::from_bytes(&shp, t, data.as_slice()))
+}
+
+/// An uninitialised byte buffer (`Nx.Vulkan.NativeV.buf_alloc/1`).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_alloc(bytes: usize) -> NifOut<Ref> {
+    out("buf_alloc", Tensor::empty(&[bytes], crate::dtype::DType::U8))
+}
+
+/// The first `limit` bytes (or all) of a tensor. Waits for the work that writes it.
+#[rustler::nif(schedule = "DirtyIo")]
+fn t_to_binary<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
+    let t = get("to_binary", &r)?;
+    let n = limit.map_or(t.nbytes() as usize, |l| l.min(t.nbytes() as usize));
+    let mut bin = OwnedBinary::new(n);
+    wrap("to_binary", t.read_into(bin.as_mut_slice()))?;
+    Ok(bin.release(env))
+}
+
+/// Releases the device memory of a tensor now rather than at garbage collection.
+#[rustler::nif]
+fn t_deallocate(r: Ref) -> bool {
+    r.0.lock().unwrap_or_else(|e| e.into_inner()).take().is_some()
+}
+
+/// Shape and type of the engine tensor (for checks and debugging).
+#[rustler::nif]
+fn t_info(r: Ref) -> NifOut<(Vec<usize>, String)> {
+    let t = get("info", &r)?;
+    Ok((t.shape.clone(), t.dtype.name().to_string()))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_constant(shp: Vec<usize>, ty: String, value: ScalarTerm) -> NifOut<Ref> {
+    let t = dtype("constant", &ty)?;
+    out("constant", creation::constant(&shp, t, value.0))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_iota(shp: Vec<usize>, ty: String, axis: Option<usize>) -> NifOut<Ref> {
+    let t = dtype("iota", &ty)?;
+    out("iota", creation::iota(&shp, t, axis))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_eye(shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+    let t = dtype("eye", &ty)?;
+    out("eye", creation::eye(&shp, t))
+}
+
+/// Metadata-only reshape (also serves squeeze).
+#[rustler::nif]
+fn t_reshape(r: Ref, shp: Vec<usize>) -> NifOut<Ref> {
+    let t = get("reshape", &r)?;
+    out("reshape", shape::reshape(&t, &shp))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_broadcast(r: Ref, shp: Vec<usize>, axes: Vec<usize>) -> NifOut<Ref> {
+    let t = get("broadcast", &r)?;
+    out("broadcast", shape::broadcast(&t, &shp, &axes))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_transpose(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+    let t = get("transpose", &r)?;
+    out("transpose", shape::transpose(&t, &axes))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_as_type(r: Ref, ty: String) -> NifOut<Ref> {
+    let t = get("as_type", &r)?;
+    let to = dtype("as_type", &ty)?;
+    out("as_type", elementwise::as_type(&t, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_unary(op: String, r: Ref, ty: String) -> NifOut<Ref> {
+    let u = elementwise::UnaryOp::from_name(&op)
+        .ok_or_else(|| err(&op, Error::Unsupported("no such unary op".into())))?;
+    let t = get(&op, &r)?;
+    let to = dtype(&op, &ty)?;
+    out(&op, elementwise::unary(u, &t, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_binary(op: String, a: Ref, b: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+    let bop = elementwise::BinaryOp::from_name(&op)
+        .ok_or_else(|| err(&op, Error::Unsupported("no such binary op".into())))?;
+    let (ta, tb) = (get(&op, &a)?, get(&op, &b)?);
+    let to = dtype(&op, &ty)?;
+    out(&op, elementwise::binary(bop, &ta, &tb, &shp, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String) -> NifOut<Ref> {
+    let rop = reduce::ReduceOp::from_name(&op)
+        .ok_or_else(|| err(&op, Error::Unsupported("no such reduction".into())))?;
+    let t = get(&op, &r)?;
+    let to = dtype(&op, &ty)?;
+    out(&op, reduce::reduce(rop, &t, axes.as_deref(), keep, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_argreduce(r: Ref, axis: Option<usize>, keep: bool, is_min: bool, tie_high: bool, ty: String) -> NifOut<Ref> {
+    let op = if is_min { "argmin" } else { "argmax" };
+    let t = get(op, &r)?;
+    let to = dtype(op, &ty)?;
+    out(op, reduce::argreduce(&t, axis, keep, is_min, tie_high, to))
+}
+
+#[allow(clippy::too_many_arguments)]
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_dot(a: Ref, ca: Vec<usize>, ba: Vec<usize>, b: Ref, cb: Vec<usize>, bb: Vec<usize>, ty: String) -> NifOut<Ref> {
+    let (ta, tb) = (get("dot", &a)?, get("dot", &b)?);
+    let to = dtype("dot", &ty)?;
+    out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
+}

@@ -1,0 +1,135 @@
+defmodule Nx.Vulkan.NativeTest do
+  # The NIF from plain Elixir: no Nx needed.
+  use ExUnit.Case, async: false
+
+  alias Nx.Vulkan.{Native, NativeV}
+
+  defp f32(list), do: for(x <- list, into: <<>>, do: <<x::float-32-little>>)
+  defp s32(list), do: for(x <- list, into: <<>>, do: <<x::signed-32-little>>)
+  defp to_f32(bin), do: for(<<x::float-32-little <- bin>>, do: x)
+
+  test "init names a device and device_info describes it" do
+    assert {:ok, name} = Native.dev_init()
+    assert is_binary(name) and name != ""
+    assert {:ok, info} = Native.dev_info()
+    assert info.name == name
+    assert info.type in ~w(discrete integrated virtual cpu other)
+    assert is_boolean(info.f64) and is_boolean(info.int64) and is_boolean(info.cooperative_matrix)
+    assert [%{size: size} | _] = info.heaps
+    assert size > 0
+    assert [x, _, _] = info.max_workgroup_count
+    assert x >= 65_535
+  end
+
+  test "buf_alloc from the intro returns {:ok, ref}" do
+    assert {:ok, ref} = NativeV.buf_alloc(4096)
+    assert is_reference(ref)
+    assert {:ok, ref} = NativeV.buf_write(<<1, 2, 3>>)
+    assert {:ok, <<1, 2, 3>>} = NativeV.buf_read(ref)
+    assert_raise ArgumentError, fn -> NativeV.buf_alloc(-1) end
+  end
+
+  test "binary round trip and an add on the GPU" do
+    {:ok, a} = Native.t_from_binary(f32([1.0, 2.0, 3.0, 4.0]), [4], "f32")
+    {:ok, b} = Native.t_from_binary(f32([10.0, 20.0, 30.0, 40.0]), [4], "f32")
+    {:ok, c} = Native.t_binary("add", a, b, [4], "f32")
+    assert {:ok, bin} = Native.t_to_binary(c, nil)
+    assert to_f32(bin) == [11.0, 22.0, 33.0, 44.0]
+    assert {:ok, <<_::binary-size(8)>>} = Native.t_to_binary(c, 8)
+    assert {:ok, {[4], "f32"}} = Native.t_info(c)
+  end
+
+  test "sum of iota({4, 4}) and per-column sums" do
+    {:ok, t} = Native.t_iota([4, 4], "f32", nil)
+    {:ok, all} = Native.t_reduce("sum", t, nil, false, "f32")
+    assert {:ok, <<120.0::float-32-little>>} = Native.t_to_binary(all, nil)
+    {:ok, cols} = Native.t_reduce("sum", t, [0], false, "f32")
+    assert {:ok, bin} = Native.t_to_binary(cols, nil)
+    assert to_f32(bin) == [24.0, 28.0, 32.0, 36.0]
+  end
+
+  test "dot of iota 2x3 and 3x2" do
+    {:ok, a} = Native.t_iota([2, 3], "f32", nil)
+    {:ok, b} = Native.t_iota([3, 2], "f32", nil)
+    {:ok, c} = Native.t_dot(a, [1], [], b, [0], [], "f32")
+    assert {:ok, bin} = Native.t_to_binary(c, nil)
+    assert to_f32(bin) == [10.0, 13.0, 28.0, 40.0]
+  end
+
+  describe "bad input is an error tuple naming the problem, never a crash" do
+    test "binary of the wrong size" do
+      assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<1, 2, 3>>, [4], "f32")
+      assert msg =~ "from_binary" and msg =~ "[4]" and msg =~ "f32"
+    end
+
+    test "unknown and unsupported types" do
+      assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<>>, [0], "q7")
+      assert msg =~ "q7"
+      assert {:error, {:unsupported, msg}} = Native.t_from_binary(<<0::64>>, [1], "c64")
+      assert msg =~ "c64"
+    end
+
+    test "shapes that do not fit" do
+      {:ok, a} = Native.t_from_binary(s32([1, 2, 3]), [3], "s32")
+      {:ok, b} = Native.t_from_binary(s32([1, 2, 3, 4]), [4], "s32")
+      assert {:error, {:invalid_argument, msg}} = Native.t_binary("add", a, b, [4], "s32")
+      assert msg =~ "[3]" and msg =~ "[4]"
+      assert {:error, {:invalid_argument, _}} = Native.t_reshape(a, [2, 2])
+      assert {:error, {:invalid_argument, _}} = Native.t_transpose(a, [1])
+      assert {:error, {:invalid_argument, _}} = Native.t_reduce("sum", a, [3], false, "s32")
+      assert {:error, {:invalid_argument, _}} = Native.t_dot(a, [0], [], b, [0], [], "s32")
+    end
+
+    test "an absurd allocation is refused" do
+      assert {:error, {kind, msg}} = Native.t_constant([1_000_000, 1_000_000, 600], "f32", 0.0)
+      assert kind in [:invalid_argument, :out_of_memory]
+      assert msg =~ "constant"
+    end
+
+    test "terms of the wrong kind raise ArgumentError" do
+      assert_raise ArgumentError, fn -> Native.t_from_binary(:nope, [1], "u8") end
+      assert_raise ArgumentError, fn -> Native.t_iota(:not_a_list, "f32", nil) end
+    end
+
+    test "a deallocated tensor" do
+      {:ok, a} = Native.t_from_binary(s32([1]), [1], "s32")
+      assert Native.t_deallocate(a)
+      refute Native.t_deallocate(a)
+      assert {:error, {:invalid_argument, msg}} = Native.t_to_binary(a, nil)
+      assert msg =~ "deallocated"
+    end
+  end
+
+  test "many processes share the device" do
+    tasks =
+      for i <- 1..16 do
+        Task.async(fn ->
+          for j <- 1..50 do
+            {:ok, a} = Native.t_from_binary(s32([i, j, 1]), [3], "s32")
+            {:ok, b} = Native.t_binary("multiply", a, a, [3], "s32")
+            {:ok, s} = Native.t_reduce("sum", b, nil, false, "s32")
+            {:ok, <<v::signed-32-little>>} = Native.t_to_binary(s, nil)
+            assert v == i * i + j * j + 1
+          end
+
+          :ok
+        end)
+      end
+
+    assert Enum.all?(Task.await_many(tasks, 60_000), &(&1 == :ok))
+  end
+
+  test "memory is pooled and reused" do
+    {:ok, before} = Native.dev_stats()
+
+    for _ <- 1..200 do
+      {:ok, _} = Native.t_constant([1000], "f32", 1.0)
+    end
+
+    :erlang.garbage_collect()
+    {:ok, t} = Native.t_constant([1000], "f32", 2.0)
+    {:ok, _} = Native.t_to_binary(t, 4)
+    {:ok, after_} = Native.dev_stats()
+    assert after_.buffers_reused > before.buffers_reused
+  end
+end

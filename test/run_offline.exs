@@ -1,0 +1,37 @@
+# Runs the Elixir test suite with plain `elixir`, no Mix and no Hex:
+#
+#     elixir test/run_offline.exs
+#
+# Native tests (test/native) need only the NIF. Tests that need Nx/Axon (test/nx) run
+# when those libraries are on the code path (ERL_LIBS) and are reported as skipped
+# otherwise. Pass --only-native to leave out test/nx entirely.
+root = Path.expand("..", __DIR__)
+
+Application.ensure_all_started(:logger)
+nx? = Code.ensure_loaded?(Nx)
+if nx?, do: Application.ensure_all_started(:nx)
+axon? = nx? and Code.ensure_loaded?(Axon)
+Process.put(:nx_vulkan_has_nx, nx?)
+
+native_files = ~w(native_path.ex native.ex native_v.ex)
+nx_files = ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/vulkano_backend.ex)
+
+# The loader macro module first: the others need it at compile time.
+Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))
+
+files =
+  Enum.map(tl(native_files), &Path.join([root, "lib/nx_vulkan", &1])) ++
+    if(nx?, do: Enum.map(nx_files, &Path.join([root, "lib", &1])), else: [])
+
+{:ok, _, _} = Kernel.ParallelCompiler.require(files)
+
+IO.puts("Nx: #{if nx?, do: "available (#{Application.spec(:nx, :vsn)})", else: "not installed: test/nx is skipped"}" <>
+  "; Axon: #{if axon?, do: "available", else: "not installed"}")
+
+ExUnit.start(max_cases: 1, exclude: if(axon?, do: [], else: [:axon]))
+Code.require_file(Path.join(root, "test/support/case_helpers.exs"))
+
+dirs = if "--only-native" in System.argv(), do: ["native"], else: ["native", "nx"]
+for dir <- dirs, file <- Path.wildcard(Path.join([root, "test", dir, "*_test.exs"])) do
+  Code.require_file(file)
+end
