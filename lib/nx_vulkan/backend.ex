@@ -191,6 +191,48 @@ defmodule Nx.Vulkan.Backend do
     do: run(:transpose, [out, t, axes], out, fn -> Native.t_transpose(ref!(t), axes) end)
 
   @impl true
+  def slice(out, t, start, lengths, strides) do
+    run(:slice, [out, t, start, lengths, strides], out, fn ->
+      Native.t_slice(ref!(t), clamp_starts(t.shape, start, lengths), lengths, strides)
+    end)
+  end
+
+  @impl true
+  def put_slice(out, t, start, update) do
+    run(:put_slice, [out, t, start, update], out, fn ->
+      starts = clamp_starts(t.shape, start, Tuple.to_list(update.shape))
+      Native.t_put_slice(ref!(t), starts, ref!(update), type_name(out.type))
+    end)
+  end
+
+  @impl true
+  def concatenate(out, tensors, axis) do
+    run(:concatenate, [out, tensors, axis], out, fn ->
+      Native.t_concatenate(Enum.map(tensors, &ref!/1), axis, type_name(out.type))
+    end)
+  end
+
+  @impl true
+  def reverse(out, t, axes), do: run(:reverse, [out, t, axes], out, fn -> Native.t_reverse(ref!(t), axes) end)
+
+  @impl true
+  def pad(out, t, value, config) do
+    run(:pad, [out, t, value, config], out, fn ->
+      Native.t_pad(ref!(t), ref!(value), config, type_name(out.type))
+    end)
+  end
+
+  # Start indices may be scalar tensors (dynamic slicing): Nx clamps them so the slice
+  # stays inside the tensor. Reading a tensor index waits for the GPU.
+  defp clamp_starts(shape, starts, lengths) do
+    [Tuple.to_list(shape), starts, lengths]
+    |> Enum.zip_with(fn [dim, start, len] ->
+      start = if is_integer(start), do: start, else: Nx.to_number(start)
+      start |> max(0) |> min(dim - len)
+    end)
+  end
+
+  @impl true
   def as_type(out, t),
     do: run(:as_type, [out, t], out, fn -> Native.t_as_type(ref!(t), type_name(out.type)) end)
 

@@ -47,4 +47,9 @@ defmodule Nx.Vulkan.Native do
   def t_reduce(_op, _ref, _axes, _keep, _type), do: err()
   def t_argreduce(_ref, _axis, _keep, _is_min, _tie_high, _type), do: err()
   def t_dot(_a, _ca, _ba, _b, _cb, _bb, _type), do: err()
+  def t_slice(_ref, _start, _lengths, _strides), do: err()
+  def t_put_slice(_ref, _start, _update, _type), do: err()
+  def t_concatenate(_refs, _axis, _type), do: err()
+  def t_reverse(_ref, _axes), do: err()
+  def t_pad(_ref, _value, _config, _type), do: err()
 end

@@ -1,7 +1,8 @@
 #version 460
-// Raw element copy: out[i] = in[offset + sum(coord_d(i) * strides[d])].
-// Transpose, broadcast, reverse, slice and concatenation pieces are all this kernel with
-// other strides; elements move as bits (NaN payloads and 64-bit values stay exact).
+// Raw strided element copy over the index space `dims`:
+//   out[out_off + sum(c_d * out_strides[d])] = in[in_off + sum(c_d * in_strides[d])]
+// Transpose, broadcast, reverse, slice, put_slice, pad and concatenate are all this
+// kernel with other strides; elements move as bits (NaN payloads, 64-bit values exact).
 // Defines: W8, W16, W32 or W64 (the element width).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
@@ -27,10 +28,11 @@ layout(push_constant) uniform Params {
     uvec2 in_addr;
     uint n;
     uint rank;
-    uint out_off;  // element offset of the output (writing into a slice of a larger tensor)
+    int out_off;
     int in_off;
     uint dims[MAX_RANK];
     int strides[MAX_RANK];
+    int out_strides[MAX_RANK];
 } pc;
 
 void main() {
@@ -38,12 +40,15 @@ void main() {
     uint start = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     for (uint i = start; i < pc.n; i += threads) {
         int src = pc.in_off;
+        int dst = pc.out_off;
         uint rem = i;
         for (int d = int(pc.rank) - 1; d >= 0; d--) {
             uint dim = pc.dims[d];
-            src += int(rem % dim) * pc.strides[d];
+            int c = int(rem % dim);
+            src += c * pc.strides[d];
+            dst += c * pc.out_strides[d];
             rem /= dim;
         }
-        Buf(pc.out_addr).v[pc.out_off + i] = Buf(pc.in_addr).v[uint(src)];
+        Buf(pc.out_addr).v[uint(dst)] = Buf(pc.in_addr).v[uint(src)];
     }
 }

@@ -27,10 +27,16 @@ defmodule Nx.Vulkan.TrainingTest do
     end
 
     step = fn params, x, y ->
-      {l, g} =
-        Nx.Defn.value_and_grad(params, fn p -> loss.(p, x, y, predict_fn) end, compiler: Nx.Defn.Evaluator)
+      # Nx.Defn.Evaluator runs every op of the traced step eagerly on the tensors' backend.
+      grad_fn =
+        Nx.Defn.jit(
+          fn params, x, y -> Nx.Defn.value_and_grad(params, fn p -> loss.(p, x, y, predict_fn) end) end,
+          compiler: Nx.Defn.Evaluator
+        )
 
-      new = Nx.Defn.Composite.traverse({params, g}, fn {p, gr} -> Nx.subtract(p, Nx.multiply(gr, 0.1)) end)
+      {l, g} = grad_fn.(params, x, y)
+
+      new = sgd(params, g)
       {l, new}
     end
 
@@ -57,6 +63,9 @@ defmodule Nx.Vulkan.TrainingTest do
       Nx.Vulkan.set_fallback(previous)
     end
   end
+
+  defp sgd(%Nx.Tensor{} = p, %Nx.Tensor{} = g), do: Nx.subtract(p, Nx.multiply(g, 0.1))
+  defp sgd(%{} = p, %{} = g), do: Map.new(p, fn {k, v} -> {k, sgd(v, Map.fetch!(g, k))} end)
 
   defp flat(params) do
     {_, acc} = Nx.Defn.Composite.traverse(params, [], fn t, acc -> {t, [t | acc]} end)

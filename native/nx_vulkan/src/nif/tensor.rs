@@ -154,3 +154,36 @@ fn t_dot(a: Ref, ca: Vec<usize>, ba: Vec<usize>, b: Ref, cb: Vec<usize>, bb: Vec
     let to = dtype("dot", &ty)?;
     out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
 }
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_slice(r: Ref, start: Vec<usize>, lengths: Vec<usize>, strides: Vec<usize>) -> NifOut<Ref> {
+    let t = get("slice", &r)?;
+    out("slice", shape::slice(&t, &start, &lengths, &strides))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_put_slice(r: Ref, start: Vec<usize>, update: Ref, ty: String) -> NifOut<Ref> {
+    let (t, u) = (get("put_slice", &r)?, get("put_slice", &update)?);
+    let to = dtype("put_slice", &ty)?;
+    out("put_slice", shape::put_slice(&t, &start, &u, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_concatenate(refs: Vec<Ref>, axis: usize, ty: String) -> NifOut<Ref> {
+    let ts = refs.iter().map(|r| get("concatenate", r)).collect::<NifOut<Vec<Tensor>>>()?;
+    let to = dtype("concatenate", &ty)?;
+    out("concatenate", shape::concatenate(&ts, axis, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_reverse(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+    let t = get("reverse", &r)?;
+    out("reverse", shape::reverse(&t, &axes))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_pad(r: Ref, value: Ref, config: Vec<(isize, isize, usize)>, ty: String) -> NifOut<Ref> {
+    let (t, v) = (get("pad", &r)?, get("pad", &value)?);
+    let to = dtype("pad", &ty)?;
+    out("pad", shape::pad(&t, &v, &config, to))
+}
