@@ -66,9 +66,12 @@ impl Drop for Block {
     }
 }
 
+/// An idle buffer and how the host reaches it.
+type Pooled = (Subbuffer<[u8]>, HostAccess);
+
 #[derive(Default)]
 struct PoolState {
-    free: HashMap<u64, Vec<(Subbuffer<[u8]>, HostAccess)>>,
+    free: HashMap<u64, Vec<Pooled>>,
     idle_bytes: u64,
 }
 

@@ -1,0 +1,138 @@
+//! Op-level benchmarks of the engine alone (no BEAM). Prints one JSON object per figure.
+//!
+//!     cargo run --release --example engine_bench -- [--quick] [--large]
+//!
+//! Each figure is the median of repeated runs after warm-up. Throughput figures time a
+//! burst of launches followed by one synchronisation, so the host wait is amortised.
+
+use nx_vulkan::ops::dot::dot;
+use nx_vulkan::ops::elementwise::{binary, BinaryOp};
+use nx_vulkan::ops::reduce::{reduce, ReduceOp};
+use nx_vulkan::{engine, DType, Tensor};
+use std::time::Instant;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn f32_bytes(n: usize, seed: u32) -> Vec<u8> {
+    (0..n).map(|i| (((i as u32).wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 1000.0).flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn emit(name: &str, size: &str, value: f64, unit: &str, extra: &str) {
+    println!("{{\"figure\":\"{name}\",\"size\":\"{size}\",\"value\":{value:.4},\"unit\":\"{unit}\"{extra}}}");
+}
+
+fn tiny_roundtrip(iters: usize) {
+    let a = f32_bytes(4, 1);
+    let b = f32_bytes(4, 2);
+    let mut times = Vec::with_capacity(iters);
+    for i in 0..iters + iters / 10 {
+        let t0 = Instant::now();
+        let ta = Tensor::from_bytes(&[4], DType::F32, &a).unwrap();
+        let tb = Tensor::from_bytes(&[4], DType::F32, &b).unwrap();
+        let tc = binary(BinaryOp::Add, &ta, &tb, &[4], DType::F32).unwrap();
+        let out = tc.to_bytes().unwrap();
+        let dt = t0.elapsed().as_secs_f64() * 1e6;
+        assert_eq!(out.len(), 16);
+        if i >= iters / 10 {
+            times.push(dt);
+        }
+    }
+    emit("tiny_add_roundtrip", "4 x f32", median(times), "us", ",\"what\":\"upload a, upload b, add, download\"");
+}
+
+fn op_issue(iters: usize) {
+    let e = engine().unwrap();
+    let ta = Tensor::from_bytes(&[4], DType::F32, &f32_bytes(4, 1)).unwrap();
+    let tb = Tensor::from_bytes(&[4], DType::F32, &f32_bytes(4, 2)).unwrap();
+    let mut per_op = Vec::new();
+    for _ in 0..7 {
+        let t0 = Instant::now();
+        for _ in 0..iters {
+            let _ = binary(BinaryOp::Add, &ta, &tb, &[4], DType::F32).unwrap();
+        }
+        let issue = t0.elapsed().as_secs_f64() * 1e6 / iters as f64;
+        e.stream.synchronize().unwrap();
+        per_op.push(issue);
+    }
+    emit("op_issue", "4 x f32", median(per_op), "us", ",\"what\":\"add on resident tensors, no readback (host time per op)\"");
+}
+
+fn add_throughput(n: usize, reps: usize) {
+    let e = engine().unwrap();
+    let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
+    let tb = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 2)).unwrap();
+    let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32).unwrap().to_bytes().unwrap();
+    let burst = 10;
+    let mut times = Vec::new();
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        for _ in 0..burst {
+            let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32).unwrap();
+        }
+        e.stream.synchronize().unwrap();
+        times.push(t0.elapsed().as_secs_f64() / burst as f64);
+    }
+    let t = median(times);
+    let gbs = (3 * n * 4) as f64 / t / 1e9;
+    emit("add_f32", &format!("{n}"), gbs, "GB/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+}
+
+fn sum_throughput(n: usize, reps: usize) {
+    let e = engine().unwrap();
+    let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
+    let burst = 10;
+    let mut times = Vec::new();
+    let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32).unwrap().to_bytes().unwrap();
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        for _ in 0..burst {
+            let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32).unwrap();
+        }
+        e.stream.synchronize().unwrap();
+        times.push(t0.elapsed().as_secs_f64() / burst as f64);
+    }
+    let t = median(times);
+    emit("sum_f32", &format!("{n}"), (n * 4) as f64 / t / 1e9, "GB/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+}
+
+fn matmul(n: usize, reps: usize) {
+    let e = engine().unwrap();
+    let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
+    let tb = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 2)).unwrap();
+    let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap().to_bytes().unwrap();
+    let mut times = Vec::new();
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap();
+        e.stream.synchronize().unwrap();
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    let t = median(times);
+    emit("matmul_f32", &format!("{n}"), 2.0 * (n as f64).powi(3) / t / 1e12, "TFLOP/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let large = args.iter().any(|a| a == "--large");
+    let e = engine().unwrap();
+    println!(
+        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\"}}",
+        e.info().name,
+        e.info().device_type,
+        e.info().driver
+    );
+    tiny_roundtrip(if quick { 500 } else { 3000 });
+    op_issue(if quick { 2000 } else { 20000 });
+    add_throughput(1 << 24, if quick { 3 } else { 9 });
+    sum_throughput(1 << 24, if quick { 3 } else { 9 });
+    if large {
+        add_throughput(1 << 28, 5);
+    }
+    for n in if quick { vec![256, 1024] } else { vec![256, 1024, 4096] } {
+        matmul(n, if n >= 4096 { 3 } else { 7 });
+    }
+}

@@ -1,0 +1,91 @@
+"""The same figures as engine_bench.rs and elixir_bench.exs, in PyTorch on the same GPU.
+
+    python3 bench/torch_bench.py [--large]
+
+Prints one JSON object per figure. TF32 is off (exact f32 matmul, as ours).
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = torch.device("cuda")
+
+
+def emit(figure, size, value, unit, **extra):
+    print(json.dumps({"figure": figure, "size": size, "value": round(value, 4), "unit": unit, **extra}), flush=True)
+
+
+def tiny_roundtrip(iters=3000):
+    a = torch.rand(4)
+    b = torch.rand(4)
+    times = []
+    for i in range(iters + iters // 10):
+        t0 = time.perf_counter()
+        c = (a.to(dev) + b.to(dev)).cpu()
+        dt = (time.perf_counter() - t0) * 1e6
+        if i >= iters // 10:
+            times.append(dt)
+    emit("tiny_add_roundtrip", "4 x f32", statistics.median(times), "us", what="upload a, upload b, add, download")
+
+
+def op_issue(iters=20000):
+    a = torch.rand(4, device=dev)
+    b = torch.rand(4, device=dev)
+    per = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            a + b
+        per.append((time.perf_counter() - t0) * 1e6 / iters)
+        torch.cuda.synchronize()
+    emit("op_issue", "4 x f32", statistics.median(per), "us", what="add on resident tensors, no readback (host time per op)")
+
+
+def timed_burst(fn, reps, burst):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(burst):
+            fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) / burst)
+    return statistics.median(times)
+
+
+def add(n):
+    a = torch.rand(n, device=dev)
+    b = torch.rand(n, device=dev)
+    t = timed_burst(lambda: a + b, 9, 10)
+    emit("add_f32", str(n), 3 * n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
+
+
+def sum_(n):
+    a = torch.rand(n, device=dev)
+    t = timed_burst(lambda: a.sum(), 9, 10)
+    emit("sum_f32", str(n), n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
+
+
+def matmul(n):
+    a = torch.rand(n, n, device=dev)
+    b = torch.rand(n, n, device=dev)
+    t = timed_burst(lambda: a @ b, 5, 3)
+    emit("matmul_f32", str(n), 2 * n**3 / t / 1e12, "TFLOP/s", time_us=round(t * 1e6, 1))
+
+
+if __name__ == "__main__":
+    print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__}), flush=True)
+    tiny_roundtrip()
+    op_issue()
+    add(1 << 24)
+    sum_(1 << 24)
+    if "--large" in sys.argv:
+        add(1 << 28)
+    for n in (256, 1024, 4096):
+        matmul(n)
