@@ -1,0 +1,71 @@
+"""Turns a benchmark run's JSON lines into bench/results/<name>.json and <name>.md.
+
+    python3 bench/report.py <name> <dir with engine.jsonl, elixir.jsonl, peer.jsonl|torch.jsonl>
+
+Ratios are ours / peer for throughput (higher is better) and peer / ours for latency
+(so > 1 always means we are faster). The peer ran in the same session on the same machine.
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    rows, meta = [], {}
+    if not os.path.exists(path):
+        return rows, meta
+    for line in open(path):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        d = json.loads(line)
+        if "figure" in d:
+            rows.append(d)
+        else:
+            meta.update(d)
+    return rows, meta
+
+
+def main():
+    name, folder = sys.argv[1], sys.argv[2]
+    ours, ours_meta = load(os.path.join(folder, "engine.jsonl"))
+    elixir, _ = load(os.path.join(folder, "elixir.jsonl"))
+    peer_file = "torch.jsonl" if os.path.exists(os.path.join(folder, "torch.jsonl")) else "peer.jsonl"
+    peer, peer_meta = load(os.path.join(folder, peer_file))
+    env = open(os.path.join(folder, "env.txt")).read() if os.path.exists(os.path.join(folder, "env.txt")) else ""
+    peer_name = "PyTorch " + peer_meta.get("torch", "") if peer_file == "torch.jsonl" else peer_meta.get("peer", "peer")
+    key = lambda r: (r["figure"], r["size"])
+    peers = {key(r): r for r in peer}
+    table = []
+    for caller, rows in (("Rust engine", ours), ("Elixir (NIF)", elixir)):
+        for r in rows:
+            p = peers.get(key(r))
+            ratio = None
+            if p and p["value"]:
+                ratio = r["value"] / p["value"] if r["unit"] in ("GB/s", "TFLOP/s") else p["value"] / r["value"]
+            table.append({"caller": caller, **r, "peer": p["value"] if p else None, "ratio": ratio})
+    result = {"device": ours_meta, "peer": peer_name, "env": env, "rows": table}
+    os.makedirs("bench/results", exist_ok=True)
+    with open(f"bench/results/{name}.json", "w") as f:
+        json.dump(result, f, indent=2)
+    lines = [
+        f"# {name}: {ours_meta.get('device', '?')} ({ours_meta.get('driver', '')})",
+        "",
+        f"Peer: {peer_name}, same machine, same session. Ratio > 1 means Nx.Vulkan is faster.",
+        "",
+        "| caller | figure | size | Nx.Vulkan | peer | unit | ratio |",
+        "|---|---|---|---:|---:|---|---:|",
+    ]
+    for r in table:
+        peer_v = f"{r['peer']:.2f}" if r["peer"] is not None else "–"
+        ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else "–"
+        lines.append(f"| {r['caller']} | {r['figure']} | {r['size']} | {r['value']:.2f} | {peer_v} | {r['unit']} | {ratio} |")
+    if env:
+        lines += ["", "```", env.strip(), "```"]
+    with open(f"bench/results/{name}.md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

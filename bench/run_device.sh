@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the whole benchmark set on the device tool's GPU machine, in one call, and leaves
+# JSON lines in $OUT (engine.jsonl, elixir.jsonl, torch.jsonl, env.txt).
+#
+# Built here, carried there: target/release/examples/engine_bench (cargo build --release
+# --example engine_bench --no-default-features), priv/native (scripts/build_nif), .gl (the
+# Vulkan loader .deb) and .beam/beam.tgz (Debian's OTP 25 + Elixir 1.14 runtime).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+[ -f .beam/beam.tgz ] && tar xzf .beam/beam.tgz -C /
+{ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; uname -a; } > "$OUT/env.txt" 2>&1
+echo "== engine"
+timeout 240 target/release/examples/engine_bench --large | tee "$OUT/engine.jsonl"
+echo "== elixir"
+timeout 120 elixir bench/elixir_bench.exs | tee "$OUT/elixir.jsonl"
+echo "== torch"
+PYTHONUNBUFFERED=1 timeout 180 python3 bench/torch_bench.py --large | tee "$OUT/torch.jsonl"
