@@ -1,20 +1,48 @@
 // Float helpers with better accuracy than the GLSL built-ins they replace (those are only
 // required to be accurate to a few ulps and can overflow in intermediate steps).
 #if defined(CT_F32)
+// expm1 and log1p must stay accurate for tiny |x|, and the classic exp/log correction
+// tricks cannot deliver that: Vulkan lets log be 2^-21 off (absolute) on [0.5, 2].
+// Below 0.5 (expm1) and on [-0.5, 1] (log1p) they use series instead.
 float nxv_expm1(float x) {
+    if (abs(x) < 0.5) {
+        if (x == 0.0) return x;  // keeps -0
+        // x + x^2 (1/2! + x/3! + ... + x^7/9!): the next term is below 2^-28 x.
+        float p = 1.0 / 362880.0;
+        p = p * x + 1.0 / 40320.0;
+        p = p * x + 1.0 / 5040.0;
+        p = p * x + 1.0 / 720.0;
+        p = p * x + 1.0 / 120.0;
+        p = p * x + 1.0 / 24.0;
+        p = p * x + 1.0 / 6.0;
+        p = p * x + 0.5;
+        return x + x * x * p;
+    }
     float u = exp(x);
-    if (u == 1.0) return x;
-    float um1 = u - 1.0;
-    if (um1 == -1.0) return -1.0;
     if (isinf(u)) return u;
-    return um1 * x / log(u);
+    return u - 1.0;
 }
 
 float nxv_log1p(float x) {
+    if (x >= -0.5 && x <= 1.0) {
+        // log1p(x) = 2 atanh(s), s = x / (2 + x) in [-1/3, 1/3]: 2 (s + s^3/3 + ... + s^19/19).
+        float s = x / (2.0 + x);
+        float s2 = s * s;
+        float p = 1.0 / 19.0;
+        p = p * s2 + 1.0 / 17.0;
+        p = p * s2 + 1.0 / 15.0;
+        p = p * s2 + 1.0 / 13.0;
+        p = p * s2 + 1.0 / 11.0;
+        p = p * s2 + 1.0 / 9.0;
+        p = p * s2 + 1.0 / 7.0;
+        p = p * s2 + 1.0 / 5.0;
+        p = p * s2 + 1.0 / 3.0;
+        return 2.0 * (s + s * s2 * p);
+    }
     float u = 1.0 + x;
-    if (u == 1.0) return x;
-    if (isinf(u)) return u;
-    return log(u) * x / (u - 1.0);
+    // Below -0.5, 1 + x is exact (and -inf, NaN fall through to log's NaN).
+    if (!(x > 1.0) || isinf(u)) return log(u);
+    return log(u) + (x - (u - 1.0)) / u;  // corrects the rounding of 1 + x
 }
 
 float nxv_tanh(float x) {
@@ -51,7 +79,8 @@ float nxv_asinh(float x) {
 
 float nxv_acosh(float x) {
     if (x > 1.0e10) return log(x) + 0.6931471805599453;
-    return log(x + sqrt(x - 1.0) * sqrt(x + 1.0));
+    float t = x - 1.0;  // exact near 1, where log(x + ...) would lose the result
+    return nxv_log1p(t + sqrt(t) * sqrt(x + 1.0));
 }
 
 float nxv_atanh(float x) {
@@ -68,6 +97,7 @@ float nxv_cbrt(float x) {
 
 // erf: rational approximation on [-4, 4] (the form used by Eigen and XLA for f32).
 float nxv_erf(float x) {
+    if (isnan(x)) return x;  // clamp would turn NaN into a bound
     float c = clamp(x, -4.0, 4.0);
     float x2 = c * c;
     float p = -2.72614225801306e-10;
@@ -129,22 +159,59 @@ float nxv_erf_inv(float x) {
     return p * x;
 }
 
-// pow with Nx (C99) semantics for a negative base and integral exponents.
+// pow with Nx (C99) semantics for a negative base, integral and infinite exponents.
 float nxv_pow(float a, float b) {
     if (b == 0.0) return 1.0;
     if (a == 1.0) return 1.0;
     if (isnan(a) || isnan(b)) return a + b;
+    if (isinf(b)) {
+        float m = abs(a);
+        if (m == 1.0) return 1.0;
+        return ((m > 1.0) == (b > 0.0)) ? 1.0 / 0.0 : 0.0;
+    }
     float r = pow(abs(a), b);
     if (a < 0.0) {
-        if (floor(b) != b) return 0.0 / 0.0;
+        // A finite negative base needs an integral exponent; -inf takes any (C99).
+        if (floor(b) != b) return isinf(a) ? r : 0.0 / 0.0;
         if (mod(abs(b), 2.0) == 1.0) r = -r;
     }
     if (a == 0.0 && b < 0.0) return (mod(abs(b), 2.0) == 1.0 && (floatBitsToUint(a) >> 31) == 1u) ? -1.0 / 0.0 : 1.0 / 0.0;
     return r;
 }
+
+// atan2 with C99 special cases: GLSL leaves atan(0, 0) undefined (lavapipe answers
+// +-3pi/4) and need not propagate NaN.
+float nxv_atan2(float y, float x) {
+    if (isnan(x) || isnan(y)) return x + y;
+    if (y == 0.0) {
+        bool neg_x = x < 0.0 || (x == 0.0 && (floatBitsToUint(x) >> 31) == 1u);
+        if (!neg_x) return y;  // +-0
+        return (floatBitsToUint(y) >> 31) == 1u ? -3.14159265358979 : 3.14159265358979;
+    }
+    return atan(y, x);
+}
 #endif
 
 #if defined(IS_FLOAT)
+// fmod (Nx.remainder on floats), exact: shift-and-subtract long division. Each step
+// subtracts s = |b| * 2^k from r with s <= r < 2s, which floating point does exactly;
+// a - b * trunc(a / b) is not exact (1.0 % 0.1 gave 0 instead of 0.09999999).
+T nxv_fmod(T a, T b) {
+    if (isnan(a) || isnan(b)) return a + b;
+    if (isinf(a) || b == T(0)) return T(0.0) / T(0.0);
+    T m = abs(b);
+    T r = abs(a);
+    if (!(r >= m)) return a;  // also |b| = inf
+    T s = m;
+    while (s * T(2) <= r) s *= T(2);
+    for (;;) {
+        if (r >= s) r -= s;
+        if (s == m) break;
+        s *= T(0.5);
+    }
+    return a < T(0) ? -r : r;
+}
+
 // Round half away from zero (Nx.round), exact for every float.
 T nxv_round(T x) {
     T t = trunc(x);

@@ -68,15 +68,11 @@ T apply(uint op, T a, T b) {
     // NaN propagates through min and max, as in XLA.
     case B_MIN: return (isnan(a) || a < b) ? a : b;
     case B_MAX: return (isnan(a) || a > b) ? a : b;
-    case B_REM: {
-        if (isinf(b) && !isinf(a)) return a;
-        T r = a - b * trunc(a / b);
-        return r;
-    }
+    case B_REM: return nxv_fmod(a, b);
 #endif
 #if defined(CT_F32)
     case B_POW: return nxv_pow(a, b);
-    case B_ATAN2: return atan(a, b);
+    case B_ATAN2: return nxv_atan2(a, b);
 #endif
 #if defined(IS_INT)
     case B_MIN: return min(a, b);

@@ -93,7 +93,7 @@ T apply(uint op, T x, uint bits) {
     case U_TANH: return nxv_tanh(x);
     case U_ASIN: return asin(x);
     case U_ACOS: return acos(x);
-    case U_ATAN: return atan(x);
+    case U_ATAN: return isnan(x) ? x : atan(x);  // the built-in need not keep NaN
     case U_ASINH: return nxv_asinh(x);
     case U_ACOSH: return nxv_acosh(x);
     case U_ATANH: return nxv_atanh(x);

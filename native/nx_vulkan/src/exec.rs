@@ -375,7 +375,16 @@ impl Stream {
 
     /// Waits for all recorded work.
     pub fn synchronize(&self) -> Result<()> {
-        let seq = self.lock().seq;
+        // `seq` names the open batch; with none open, the last submitted one (a `seq`
+        // that was never recorded would be "neither recorded nor in flight").
+        let seq = {
+            let st = self.lock();
+            if st.cb.is_some() {
+                st.seq
+            } else {
+                st.seq - 1
+            }
+        };
         self.wait_for(seq)
     }
 }

@@ -13,6 +13,8 @@ pub mod memory;
 pub mod ops;
 pub mod tensor;
 
+// Not in the crate's own unit-test binary: the NIF API (`enif_*`) only exists in the BEAM.
+#[cfg(all(feature = "nif", not(test)))]
 mod nif;
 
 pub use dtype::DType;

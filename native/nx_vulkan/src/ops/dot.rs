@@ -103,6 +103,7 @@ pub fn dot(
     let la = arranged(a, &order_a)?;
     let lb = arranged(b, &order_b)?;
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
+    let compute = super::loading(compute, &[a.dtype, b.dtype]);
     let ops = a.dtype.code() | b.dtype.code() << 8 | out_type.code() << 16;
     let elem = out_type.size() as u64;
     let (asz, bsz) = (a.dtype.size() as u64, b.dtype.size() as u64);

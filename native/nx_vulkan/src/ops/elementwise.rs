@@ -275,6 +275,7 @@ pub fn binary(
     } else {
         DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute()
     };
+    let compute = super::loading(compute, &[a.dtype, b.dtype]);
     if !op.supported(compute) {
         return Err(crate::unsupported!(
             "{} on {} and {} (computing in {:?}) has no Vulkan kernel yet",

@@ -9,6 +9,7 @@ pub mod layout;
 pub mod reduce;
 pub mod shape;
 
+use crate::dtype::{Compute, DType};
 use crate::engine::engine;
 use crate::error::Result;
 use crate::exec::Access;
@@ -36,6 +37,21 @@ pub(crate) fn grid_groups(groups: u64) -> [u32; 3] {
     let x = g.min(MAX_GROUPS);
     let y = g.div_ceil(x).min(MAX_GROUPS);
     [x as u32, y as u32, 1]
+}
+
+/// `c`, widened to its 64-bit class when an operand is 64-bit: the 32-bit kernels are
+/// built without 64-bit loads and would read an s64/u64/f64 element as 0. (On a device
+/// without 64-bit support the widened kernel is then `Unsupported`, never wrong.)
+pub(crate) fn loading(c: Compute, operands: &[DType]) -> Compute {
+    if !operands.iter().any(|t| t.compute().is_64()) {
+        return c;
+    }
+    match c {
+        Compute::F32 => Compute::F64,
+        Compute::I32 => Compute::I64,
+        Compute::U32 => Compute::U64,
+        wide => wide,
+    }
 }
 
 /// Push-constant builder: words in the order the shader's block declares them.

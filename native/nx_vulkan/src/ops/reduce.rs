@@ -1,6 +1,7 @@
 //! Reductions: the reduced axes are moved last (a strided copy when they are not already
 //! there), then rows are folded by workgroups, in two passes when rows are few and long.
 
+use super::creation::Scalar;
 use super::layout::contiguous_strides;
 use super::shape::gather_strided;
 use super::{grid_groups, launch, read, u32_of, write, PushWords};
@@ -122,11 +123,17 @@ pub fn reduce(
     let shape = out_shape(&t.shape, &axes, keep_axes);
     let compute = match op {
         ReduceOp::All | ReduceOp::Any => t.dtype.compute(),
-        _ => DType::merge(t.dtype, out_type).compute(),
+        _ => super::loading(DType::merge(t.dtype, out_type).compute(), &[t.dtype]),
     };
     let out = Tensor::empty(&shape, out_type)?;
     if out.numel() == 0 {
         return Ok(out);
+    }
+    if axes.iter().any(|&a| t.shape[a] == 0) {
+        // Nothing to fold: the identity, in the output type's own range (the kernels'
+        // integer identities are their 32/64-bit compute class's, which an s8 or s16
+        // store would wrap).
+        return super::creation::constant(&shape, out_type, identity(op, out_type));
     }
     let (moved, rows, len, _) = rows_view(t, &axes)?;
     let chunks = if rows < 1024 && len > 2 * CHUNK {
@@ -142,6 +149,24 @@ pub fn reduce(
         fold_rows(op, compute, &partial, rows, chunks, &out, 1)?;
     }
     Ok(out)
+}
+
+/// The value of a reduction over no elements, as an `out_type` scalar.
+fn identity(op: ReduceOp, out_type: DType) -> Scalar {
+    let bits = out_type.bits() as u32;
+    let (min, max) = if out_type.is_signed_int() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    match op {
+        ReduceOp::Sum | ReduceOp::Any => Scalar::Int(0),
+        ReduceOp::Product | ReduceOp::All => Scalar::Int(1),
+        ReduceOp::Max if out_type.is_float() => Scalar::Float(f64::NEG_INFINITY),
+        ReduceOp::Min if out_type.is_float() => Scalar::Float(f64::INFINITY),
+        ReduceOp::Max => Scalar::Int(min),
+        ReduceOp::Min => Scalar::Int(max),
+    }
 }
 
 /// Nx `argmax`/`argmin` along `axis` (None = over all elements, flattened).
