@@ -17,7 +17,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn f32_bytes(n: usize, seed: u32) -> Vec<u8> {
-    (0..n).map(|i| (((i as u32).wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 1000.0).flat_map(|x| x.to_le_bytes()).collect()
+    (0..n)
+        .map(|i| (((i as u32).wrapping_mul(2654435761) ^ seed) % 1000) as f32 / 1000.0)
+        .flat_map(|x| x.to_le_bytes())
+        .collect()
 }
 
 fn emit(name: &str, size: &str, value: f64, unit: &str, extra: &str) {
@@ -40,7 +43,13 @@ fn tiny_roundtrip(iters: usize) {
             times.push(dt);
         }
     }
-    emit("tiny_add_roundtrip", "4 x f32", median(times), "us", ",\"what\":\"upload a, upload b, add, download\"");
+    emit(
+        "tiny_add_roundtrip",
+        "4 x f32",
+        median(times),
+        "us",
+        ",\"what\":\"upload a, upload b, add, download\"",
+    );
 }
 
 fn op_issue(iters: usize) {
@@ -57,14 +66,23 @@ fn op_issue(iters: usize) {
         e.stream.synchronize().unwrap();
         per_op.push(issue);
     }
-    emit("op_issue", "4 x f32", median(per_op), "us", ",\"what\":\"add on resident tensors, no readback (host time per op)\"");
+    emit(
+        "op_issue",
+        "4 x f32",
+        median(per_op),
+        "us",
+        ",\"what\":\"add on resident tensors, no readback (host time per op)\"",
+    );
 }
 
 fn add_throughput(n: usize, reps: usize) {
     let e = engine().unwrap();
     let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
     let tb = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 2)).unwrap();
-    let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32).unwrap().to_bytes().unwrap();
+    let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
     let burst = 10;
     let mut times = Vec::new();
     for _ in 0..reps {
@@ -77,7 +95,13 @@ fn add_throughput(n: usize, reps: usize) {
     }
     let t = median(times);
     let gbs = (3 * n * 4) as f64 / t / 1e9;
-    emit("add_f32", &format!("{n}"), gbs, "GB/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+    emit(
+        "add_f32",
+        &format!("{n}"),
+        gbs,
+        "GB/s",
+        &format!(",\"time_us\":{:.1}", t * 1e6),
+    );
 }
 
 fn sum_throughput(n: usize, reps: usize) {
@@ -85,7 +109,10 @@ fn sum_throughput(n: usize, reps: usize) {
     let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
     let burst = 10;
     let mut times = Vec::new();
-    let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32).unwrap().to_bytes().unwrap();
+    let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
     for _ in 0..reps {
         let t0 = Instant::now();
         for _ in 0..burst {
@@ -95,14 +122,23 @@ fn sum_throughput(n: usize, reps: usize) {
         times.push(t0.elapsed().as_secs_f64() / burst as f64);
     }
     let t = median(times);
-    emit("sum_f32", &format!("{n}"), (n * 4) as f64 / t / 1e9, "GB/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+    emit(
+        "sum_f32",
+        &format!("{n}"),
+        (n * 4) as f64 / t / 1e9,
+        "GB/s",
+        &format!(",\"time_us\":{:.1}", t * 1e6),
+    );
 }
 
 fn matmul(n: usize, reps: usize) {
     let e = engine().unwrap();
     let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
     let tb = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 2)).unwrap();
-    let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap().to_bytes().unwrap();
+    let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
     let mut times = Vec::new();
     for _ in 0..reps {
         let t0 = Instant::now();
@@ -111,7 +147,13 @@ fn matmul(n: usize, reps: usize) {
         times.push(t0.elapsed().as_secs_f64());
     }
     let t = median(times);
-    emit("matmul_f32", &format!("{n}"), 2.0 * (n as f64).powi(3) / t / 1e12, "TFLOP/s", &format!(",\"time_us\":{:.1}", t * 1e6));
+    emit(
+        "matmul_f32",
+        &format!("{n}"),
+        2.0 * (n as f64).powi(3) / t / 1e12,
+        "TFLOP/s",
+        &format!(",\"time_us\":{:.1}", t * 1e6),
+    );
 }
 
 fn main() {
@@ -132,7 +174,11 @@ fn main() {
     if large {
         add_throughput(1 << 28, 5);
     }
-    for n in if quick { vec![256, 1024] } else { vec![256, 1024, 4096] } {
+    for n in if quick {
+        vec![256, 1024]
+    } else {
+        vec![256, 1024, 4096]
+    } {
         matmul(n, if n >= 4096 { 3 } else { 7 });
     }
 }

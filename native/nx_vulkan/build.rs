@@ -1,7 +1,7 @@
 //! Integration tests link the engine into an executable. The Erlang NIF API (`enif_*`)
 //! exists only inside the BEAM, which resolves it when it loads the cdylib; in a test
 //! executable rustler's registered NIF functions would leave those symbols undefined and
-//! the link (or, with undefined symbols allowed, the dynamic loader) fails. Test targets
+//! the link (or, with undefined symbols allowed, the dynamic loader) fails. Test and example targets
 //! therefore get a linker script that defines each of them as address 0 when, and only
 //! when, something references it (`PROVIDE`). Tests never call a NIF, and the cdylib the
 //! BEAM loads is linked without this script.
@@ -44,5 +44,6 @@ fn main() {
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("no_beam.ld");
     std::fs::write(&out, script).unwrap();
     println!("cargo::rustc-link-arg-tests={}", out.display());
+    println!("cargo::rustc-link-arg-examples={}", out.display());
     println!("cargo::rerun-if-changed=build.rs");
 }

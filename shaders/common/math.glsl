@@ -95,6 +95,38 @@ float nxv_cbrt(float x) {
     return x < 0.0 ? -y : y;
 }
 
+// atan on f32 (Cephes atanf: range reduction to |x| <= tan(pi/8), then a minimax
+// polynomial; ~1 ulp). Drivers' atan may be far less accurate (lavapipe: ~2e-5).
+float nxv_atan(float x) {
+    if (isnan(x)) return x;
+    float a = abs(x);
+    float y = 0.0;
+    if (a > 2.414213562373095) {
+        y = 1.5707963267948966;
+        a = -1.0 / a;
+    } else if (a > 0.4142135623730950) {
+        y = 0.7853981633974483;
+        a = (a - 1.0) / (a + 1.0);
+    }
+    float z = a * a;
+    y += (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * a + a;
+    return x < 0.0 ? -y : y;
+}
+
+// asin and acos through atan (the drivers' are not required to be accurate).
+float nxv_asin(float x) {
+    if (abs(x) > 1.0) return 0.0 / 0.0;
+    float c = sqrt((1.0 - x) * (1.0 + x));
+    if (abs(x) <= c) return nxv_atan(x / c);
+    float r = 1.5707963267948966 - nxv_atan(c / abs(x));
+    return x < 0.0 ? -r : r;
+}
+
+float nxv_acos(float x) {
+    if (abs(x) > 1.0) return 0.0 / 0.0;
+    return 1.5707963267948966 - nxv_asin(x);
+}
+
 // erf: rational approximation on [-4, 4] (the form used by Eigen and XLA for f32).
 float nxv_erf(float x) {
     if (isnan(x)) return x;  // clamp would turn NaN into a bound
@@ -188,7 +220,16 @@ float nxv_atan2(float y, float x) {
         if (!neg_x) return y;  // +-0
         return (floatBitsToUint(y) >> 31) == 1u ? -3.14159265358979 : 3.14159265358979;
     }
-    return atan(y, x);
+    float ax = abs(x);
+    float ay = abs(y);
+    float r;
+    if (isinf(ax) && isinf(ay)) r = x > 0.0 ? 0.7853981633974483 : 2.356194490192345;
+    else if (x == 0.0) r = 1.5707963267948966;
+    else {
+        float t = nxv_atan(ay / ax);
+        r = x > 0.0 ? t : 3.141592653589793 - t;
+    }
+    return (floatBitsToUint(y) >> 31) == 1u ? -r : r;
 }
 #endif
 

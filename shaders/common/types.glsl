@@ -41,6 +41,21 @@ layout(buffer_reference, std430, buffer_reference_align = 2) buffer BufS16 { int
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufU32 { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufU64 { uvec2 v[]; };
 
+// CT_TY: the element type code whose storage is exactly T (for partial results).
+#if defined(CT_F32)
+#define CT_TY TY_F32
+#elif defined(CT_F64)
+#define CT_TY TY_F64
+#elif defined(CT_I32)
+#define CT_TY TY_S32
+#elif defined(CT_U32)
+#define CT_TY TY_U32
+#elif defined(CT_I64)
+#define CT_TY TY_S64
+#elif defined(CT_U64)
+#define CT_TY TY_U64
+#endif
+
 #if defined(CT_F32)
 #define T float
 #define IS_FLOAT 1
@@ -77,6 +92,18 @@ uint f32_to_bf16_bits(float f) {
 T from_f32(float f) {
 #if defined(IS_FLOAT)
     return T(f);
+#endif
+    // Infinities saturate to the compute type's range (Nx: as_type(inf, :s32) = 2^31-1).
+#if defined(CT_I32)
+    if (isinf(f)) return f > 0.0 ? 0x7FFFFFFF : int(0x80000000u);
+#elif defined(CT_U32)
+    if (isinf(f)) return f > 0.0 ? 0xFFFFFFFFu : 0u;
+#elif defined(CT_I64)
+    if (isinf(f)) return f > 0.0 ? int64_t(0x7FFFFFFFFFFFFFFFul) : int64_t(0x8000000000000000ul);
+#elif defined(CT_U64)
+    if (isinf(f)) return f > 0.0 ? 0xFFFFFFFFFFFFFFFFul : 0ul;
+#endif
+#if defined(IS_FLOAT)
 #elif defined(HAS_I64)
     return isnan(f) ? T(0) : T(int64_t(f));
 #elif defined(IS_SIGNED)
@@ -125,7 +152,27 @@ uint int_bits(T v) { return uint(v); }
 #endif
 #endif
 
+// The bits of an integer type's largest (or smallest) value: where infinities land.
+void store_saturated(uvec2 addr, uint ty, uint i, bool high) {
+    switch (ty) {
+    case TY_U8: BufU8(addr).v[i] = uint8_t(high ? 0xFFu : 0u); return;
+    case TY_S8: BufU8(addr).v[i] = uint8_t(high ? 0x7Fu : 0x80u); return;
+    case TY_U16: BufU16(addr).v[i] = uint16_t(high ? 0xFFFFu : 0u); return;
+    case TY_S16: BufU16(addr).v[i] = uint16_t(high ? 0x7FFFu : 0x8000u); return;
+    case TY_U32: BufU32(addr).v[i] = high ? 0xFFFFFFFFu : 0u; return;
+    case TY_S32: BufU32(addr).v[i] = high ? 0x7FFFFFFFu : 0x80000000u; return;
+    case TY_U64: BufU64(addr).v[i] = high ? uvec2(0xFFFFFFFFu) : uvec2(0u); return;
+    case TY_S64: BufU64(addr).v[i] = high ? uvec2(0xFFFFFFFFu, 0x7FFFFFFFu) : uvec2(0u, 0x80000000u); return;
+    }
+}
+
 void store_elem(uvec2 addr, uint ty, uint i, T v) {
+#if defined(IS_FLOAT)
+    if (isinf(v) && ty != TY_F16 && ty != TY_BF16 && ty != TY_F32 && ty != TY_F64) {
+        store_saturated(addr, ty, i, v > T(0));
+        return;
+    }
+#endif
     switch (ty) {
     case TY_U8: case TY_S8: BufU8(addr).v[i] = uint8_t(int_bits(v) & 0xFFu); return;
     case TY_U16: case TY_S16: BufU16(addr).v[i] = uint16_t(int_bits(v) & 0xFFFFu); return;

@@ -7,13 +7,19 @@
 
 layout(local_size_x = 256) in;
 
+// Specialization: the op and element types are baked into each pipeline, so the driver
+// compiles straight-line code for one (op, types) pair (see `Kernels::get`).
+layout(constant_id = 0) const uint OPS = 0u;
+layout(constant_id = 1) const uint MODES = 0u;
+// OPS = op | a_ty << 8 | b_ty << 16 | out_ty << 24
+// MODES = a_mode | b_mode << 2, each 0: strided, 1: contiguous (read at i), 2: scalar
+
 layout(push_constant) uniform Params {
     uvec2 out_addr;
     uvec2 a_addr;
     uvec2 b_addr;
     uint n;
     uint rank;
-    uint ops;  // op | a_ty << 8 | b_ty << 16 | out_ty << 24
     int a_off;
     int b_off;
     uint dims[MAX_RANK];
@@ -105,21 +111,29 @@ T apply(uint op, T a, T b) {
 }
 
 void main() {
-    uint op = pc.ops & 0xFFu;
-    uint a_ty = (pc.ops >> 8) & 0xFFu;
-    uint b_ty = (pc.ops >> 16) & 0xFFu;
-    uint out_ty = (pc.ops >> 24) & 0xFFu;
+    const uint op = OPS & 0xFFu;
+    const uint a_ty = (OPS >> 8) & 0xFFu;
+    const uint b_ty = (OPS >> 16) & 0xFFu;
+    const uint out_ty = (OPS >> 24) & 0xFFu;
+    const uint a_mode = MODES & 3u;
+    const uint b_mode = (MODES >> 2) & 3u;
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         int ia = pc.a_off;
         int ib = pc.b_off;
-        uint rem = i;
-        for (int d = int(pc.rank) - 1; d >= 0; d--) {
-            uint dim = pc.dims[d];
-            int c = int(rem % dim);
-            ia += c * pc.a_strides[d];
-            ib += c * pc.b_strides[d];
-            rem /= dim;
+        if (a_mode == 0u || b_mode == 0u) {
+            uint rem = i;
+            for (int d = int(pc.rank) - 1; d >= 0; d--) {
+                uint dim = pc.dims[d];
+                int c = int(rem % dim);
+                ia += c * pc.a_strides[d];
+                ib += c * pc.b_strides[d];
+                rem /= dim;
+            }
         }
+        if (a_mode == 1u) ia = pc.a_off + int(i);
+        if (a_mode == 2u) ia = pc.a_off;
+        if (b_mode == 1u) ib = pc.b_off + int(i);
+        if (b_mode == 2u) ib = pc.b_off;
         T a = load_elem(pc.a_addr, a_ty, uint(ia));
         T b = load_elem(pc.b_addr, b_ty, uint(ib));
         store_elem(pc.out_addr, out_ty, i, apply(op, a, b));

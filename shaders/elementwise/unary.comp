@@ -7,12 +7,17 @@
 
 layout(local_size_x = 256) in;
 
+// Specialization: the op and element types are baked into each pipeline, so the driver
+// compiles straight-line code for one (op, types) pair (see `Kernels::get`).
+layout(constant_id = 0) const uint OPS = 0u;
+layout(constant_id = 1) const uint MODES = 0u;  // 1: the input is read at the output index (contiguous)
+// OPS = op | in_ty << 8 | out_ty << 16
+
 layout(push_constant) uniform Params {
     uvec2 out_addr;
     uvec2 in_addr;
     uint n;
     uint rank;
-    uint ops;  // op | in_ty << 8 | out_ty << 16
     int in_off;
     uint dims[MAX_RANK];
     int strides[MAX_RANK];
@@ -91,9 +96,9 @@ T apply(uint op, T x, uint bits) {
     case U_SINH: return nxv_sinh(x);
     case U_COSH: return nxv_cosh(x);
     case U_TANH: return nxv_tanh(x);
-    case U_ASIN: return asin(x);
-    case U_ACOS: return acos(x);
-    case U_ATAN: return isnan(x) ? x : atan(x);  // the built-in need not keep NaN
+    case U_ASIN: return nxv_asin(x);
+    case U_ACOS: return nxv_acos(x);
+    case U_ATAN: return nxv_atan(x);
     case U_ASINH: return nxv_asinh(x);
     case U_ACOSH: return nxv_acosh(x);
     case U_ATANH: return nxv_atanh(x);
@@ -148,17 +153,20 @@ T apply(uint op, T x, uint bits) {
 }
 
 void main() {
-    uint op = pc.ops & 0xFFu;
-    uint in_ty = (pc.ops >> 8) & 0xFFu;
-    uint out_ty = (pc.ops >> 16) & 0xFFu;
+    const uint op = OPS & 0xFFu;
+    const uint in_ty = (OPS >> 8) & 0xFFu;
+    const uint out_ty = (OPS >> 16) & 0xFFu;
     uint bits = type_bits(in_ty);
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
-        int src = pc.in_off;
-        uint rem = i;
-        for (int d = int(pc.rank) - 1; d >= 0; d--) {
-            uint dim = pc.dims[d];
-            src += int(rem % dim) * pc.strides[d];
-            rem /= dim;
+        int src = pc.in_off + int(i);
+        if (MODES != 1u) {
+            src = pc.in_off;
+            uint rem = i;
+            for (int d = int(pc.rank) - 1; d >= 0; d--) {
+                uint dim = pc.dims[d];
+                src += int(rem % dim) * pc.strides[d];
+                rem /= dim;
+            }
         }
         store_elem(pc.out_addr, out_ty, i, apply(op, load_elem(pc.in_addr, in_ty, uint(src)), bits));
     }

@@ -6,14 +6,21 @@
 
 layout(local_size_x = 256) in;
 
+// Specialization: the op and element types are baked into each pipeline, so the driver
+// compiles straight-line code for one (op, types) pair (see `Kernels::get`).
+layout(constant_id = 0) const uint OPS = 0u;
+// OPS = a_ty | b_ty << 8 | c_ty << 16
+
 layout(push_constant) uniform Params {
     uvec2 c_addr;
     uvec2 a_addr;
     uvec2 b_addr;
     uint m;
     uint n;
-    uint k;
-    uint ops;  // a_ty | b_ty << 8 | c_ty << 16
+    uint k;        // row length of A (and rows of B)
+    uint k_begin;  // this launch sums over k in [k_begin, k_end) ...
+    uint k_end;
+    uint accumulate;  // ... and adds C's current value when 1 (split-K)
 } pc;
 
 #define BM 64
@@ -24,9 +31,9 @@ shared T as[BK][BM + 1];
 shared T bs[BK][BN + 1];
 
 void main() {
-    uint a_ty = pc.ops & 0xFFu;
-    uint b_ty = (pc.ops >> 8) & 0xFFu;
-    uint c_ty = (pc.ops >> 16) & 0xFFu;
+    const uint a_ty = OPS & 0xFFu;
+    const uint b_ty = (OPS >> 8) & 0xFFu;
+    const uint c_ty = (OPS >> 16) & 0xFFu;
     uint batch = gl_WorkGroupID.z;
     uint row0 = gl_WorkGroupID.y * BM;
     uint col0 = gl_WorkGroupID.x * BN;
@@ -41,21 +48,30 @@ void main() {
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) acc[i][j] = T(0);
 
-    for (uint k0 = 0u; k0 < pc.k; k0 += BK) {
+    if (pc.accumulate != 0u) {
+        for (uint i = 0u; i < 4u; i++)
+            for (uint j = 0u; j < 4u; j++) {
+                uint gr = row0 + tr + i;
+                uint gc = col0 + tc + j;
+                if (gr < pc.m && gc < pc.n) acc[i][j] = load_elem(pc.c_addr, c_ty, c_base + gr * pc.n + gc);
+            }
+    }
+
+    for (uint k0 = pc.k_begin; k0 < pc.k_end; k0 += BK) {
         // 64x16 A tile and 16x64 B tile: 1024 elements each, 4 per thread.
         for (uint e = lid; e < BM * BK; e += 256u) {
             uint r = e / BK;
             uint kk = e % BK;
             uint gr = row0 + r;
             uint gk = k0 + kk;
-            as[kk][r] = (gr < pc.m && gk < pc.k) ? load_elem(pc.a_addr, a_ty, a_base + gr * pc.k + gk) : T(0);
+            as[kk][r] = (gr < pc.m && gk < pc.k_end) ? load_elem(pc.a_addr, a_ty, a_base + gr * pc.k + gk) : T(0);
         }
         for (uint e = lid; e < BK * BN; e += 256u) {
             uint kk = e / BN;
             uint c = e % BN;
             uint gk = k0 + kk;
             uint gc = col0 + c;
-            bs[kk][c] = (gk < pc.k && gc < pc.n) ? load_elem(pc.b_addr, b_ty, b_base + gk * pc.n + gc) : T(0);
+            bs[kk][c] = (gk < pc.k_end && gc < pc.n) ? load_elem(pc.b_addr, b_ty, b_base + gk * pc.n + gc) : T(0);
         }
         barrier();
         for (uint kk = 0u; kk < BK; kk++) {

@@ -1,16 +1,31 @@
 #version 460
-// argmax / argmin over rows of a [rows, len] input: one workgroup per row.
-// NaN counts as larger than every number (argmax finds it, argmin skips it), as in Nx.
+// argmax / argmin over rows of a [rows, len] input. NaN counts as larger than every
+// number for argmax and smaller for argmin: it always wins, as in Nx. Ties go to the lowest index, or
+// the highest with tie_high.
+//   pass 0: one workgroup per row; writes the index in the output type.
+//   pass 1: workgroup (row, chunk) over chunk_len elements; writes the best value (in
+//           T's own storage type) to out[g] and its row index (u32) to idx[g].
+//   pass 2: one workgroup per row over the `len` partials of pass 1 (values from in,
+//           indices from idx); writes the final index in the output type.
+// Long rows take passes 1 and 2, so no invocation loops more than chunk_len / 256 times.
 #include "../common/types.glsl"
 
 layout(local_size_x = 256) in;
 
+// Specialization: the op and element types are baked into each pipeline, so the driver
+// compiles straight-line code for one (op, types) pair (see `Kernels::get`).
+layout(constant_id = 0) const uint OPS = 0u;
+// OPS = is_min | tie_high << 1 | in_ty << 8 | out_ty << 16
+
 layout(push_constant) uniform Params {
     uvec2 out_addr;
     uvec2 in_addr;
+    uvec2 idx_addr;
     uint rows;
     uint len;
-    uint ops;  // is_min | tie_high << 1 | in_ty << 8 | out_ty << 16
+    uint chunk_len;
+    uint chunks;
+    uint pass;
 } pc;
 
 shared T best_v[256];
@@ -32,8 +47,9 @@ bool better(T v, uint i, T bv, uint bi, bool is_min, bool tie_high) {
     bool vn = isnan(v);
     bool bn = isnan(bv);
     if (vn || bn) {
+        // A NaN wins over every number, for argmin too (Nx's rule).
         if (vn && bn) return tie_high ? i > bi : i < bi;
-        return is_min ? bn : vn;
+        return vn;
     }
 #endif
     if (v == bv) return tie_high ? i > bi : i < bi;
@@ -41,19 +57,31 @@ bool better(T v, uint i, T bv, uint bi, bool is_min, bool tie_high) {
 }
 
 void main() {
-    bool is_min = (pc.ops & 1u) != 0u;
-    bool tie_high = (pc.ops & 2u) != 0u;
-    uint in_ty = (pc.ops >> 8) & 0xFFu;
-    uint out_ty = (pc.ops >> 16) & 0xFFu;
+    const bool is_min = (OPS & 1u) != 0u;
+    const bool tie_high = (OPS & 2u) != 0u;
+    const uint in_ty = (OPS >> 8) & 0xFFu;
+    const uint out_ty = (OPS >> 16) & 0xFFu;
     uint lid = gl_LocalInvocationID.x;
     uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
-    for (uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; row < pc.rows; row += groups) {
+    uint total = pc.pass == 1u ? pc.rows * pc.chunks : pc.rows;
+    for (uint g = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; g < total; g += groups) {
+        uint row = pc.pass == 1u ? g / pc.chunks : g;
+        uint begin = pc.pass == 1u ? (g % pc.chunks) * pc.chunk_len : 0u;
+        uint end = pc.pass == 1u ? min(pc.len, begin + pc.chunk_len) : pc.len;
         uint base = row * pc.len;
         T bv = T(0);
         uint bi = 0xFFFFFFFFu;
-        for (uint k = lid; k < pc.len; k += 256u) {
-            T v = load_elem(pc.in_addr, in_ty, base + k);
-            if (better(v, k, bv, bi, is_min, tie_high)) { bv = v; bi = k; }
+        for (uint k = begin + lid; k < end; k += 256u) {
+            T v;
+            uint idx;
+            if (pc.pass == 2u) {
+                v = load_elem(pc.in_addr, CT_TY, base + k);
+                idx = BufU32(pc.idx_addr).v[base + k];
+            } else {
+                v = load_elem(pc.in_addr, in_ty, base + k);
+                idx = k;
+            }
+            if (better(v, idx, bv, bi, is_min, tie_high)) { bv = v; bi = idx; }
         }
         best_v[lid] = bv;
         best_i[lid] = bi;
@@ -65,7 +93,14 @@ void main() {
             }
             barrier();
         }
-        if (lid == 0u) store_index(pc.out_addr, out_ty, row, best_i[0] == 0xFFFFFFFFu ? 0u : best_i[0]);
+        if (lid == 0u) {
+            if (pc.pass == 1u) {
+                store_elem(pc.out_addr, CT_TY, g, best_v[0]);
+                BufU32(pc.idx_addr).v[g] = best_i[0];
+            } else {
+                store_index(pc.out_addr, out_ty, g, best_i[0] == 0xFFFFFFFFu ? 0u : best_i[0]);
+            }
+        }
         barrier();
     }
 }

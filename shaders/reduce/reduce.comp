@@ -6,12 +6,16 @@
 
 layout(local_size_x = 256) in;
 
+// Specialization: the op and element types are baked into each pipeline, so the driver
+// compiles straight-line code for one (op, types) pair (see `Kernels::get`).
+layout(constant_id = 0) const uint OPS = 0u;
+// OPS = op | in_ty << 8 | out_ty << 16
+
 layout(push_constant) uniform Params {
     uvec2 out_addr;
     uvec2 in_addr;
     uint rows;
     uint len;
-    uint ops;  // op | in_ty << 8 | out_ty << 16
     uint chunk_len;
     uint chunks;
 } pc;
@@ -67,9 +71,9 @@ T combine(uint op, T a, T b) {
 }
 
 void main() {
-    uint op = pc.ops & 0xFFu;
-    uint in_ty = (pc.ops >> 8) & 0xFFu;
-    uint out_ty = (pc.ops >> 16) & 0xFFu;
+    const uint op = OPS & 0xFFu;
+    const uint in_ty = (OPS >> 8) & 0xFFu;
+    const uint out_ty = (OPS >> 16) & 0xFFu;
     uint lid = gl_LocalInvocationID.x;
     uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
     uint total = pc.rows * pc.chunks;

@@ -135,7 +135,10 @@ impl Tensor {
             staging
         };
         e.stream.wait_block(&source)?;
-        let guard = source.buffer().read().map_err(|err| Error::Vulkan(err.to_string()))?;
+        let guard = source
+            .buffer()
+            .read()
+            .map_err(|err| Error::Vulkan(err.to_string()))?;
         dst[..n as usize].copy_from_slice(&guard[..n as usize]);
         Ok(())
     }

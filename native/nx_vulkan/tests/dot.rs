@@ -407,8 +407,6 @@ fn long_contraction_below_the_lavapipe_loop_limit() {
 }
 
 #[test]
-#[ignore = "lavapipe stops shader loops after 65535 iterations (all loops of an invocation \
-            together): the matmul kernel's K loop breaks off at K = 95,328 there"]
 fn long_contraction_past_the_lavapipe_loop_limit() {
     long_contraction(200_000);
 }

@@ -15,7 +15,7 @@ use vulkano::device::Device;
 use vulkano::pipeline::compute::ComputePipelineCreateInfo;
 use vulkano::pipeline::layout::{PipelineLayoutCreateInfo, PushConstantRange};
 use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCreateInfo};
-use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo, ShaderStages};
+use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo, ShaderStages, SpecializationConstant};
 use vulkano::Validated;
 use vulkano::VulkanError;
 
@@ -39,10 +39,17 @@ pub enum Kernel {
 
 /// What a pipeline is built from.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
-pub enum KernelKey {
+pub enum Source {
     Static(Kernel),
     /// SPIR-V registered at run time under this name.
     Runtime(String),
+}
+
+/// A pipeline: its source plus the values of specialization constants 0 and 1.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct KernelKey {
+    pub source: Source,
+    pub spec: [u32; 2],
 }
 
 type Loader = fn(Arc<Device>) -> std::result::Result<Arc<ShaderModule>, Validated<VulkanError>>;
@@ -184,9 +191,12 @@ impl Kernels {
         }
     }
 
-    /// The pipeline for a build-time kernel.
-    pub fn get(&self, k: Kernel) -> Result<Arc<ComputePipeline>> {
-        self.get_key(&KernelKey::Static(k))
+    /// The pipeline for a build-time kernel specialised with `spec`.
+    pub fn get(&self, k: Kernel, spec: [u32; 2]) -> Result<Arc<ComputePipeline>> {
+        self.get_key(&KernelKey {
+            source: Source::Static(k),
+            spec,
+        })
     }
 
     /// The pipeline for any key, built once.
@@ -211,12 +221,12 @@ impl Kernels {
         if let Some(p) = guard.as_ref() {
             return Ok(p.clone());
         }
-        let module = match key {
-            KernelKey::Static(k) => {
+        let module = match &key.source {
+            Source::Static(k) => {
                 self.check_features(*k)?;
                 loader(*k)(self.device.clone())?
             }
-            KernelKey::Runtime(name) => self
+            Source::Runtime(name) => self
                 .runtime
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -226,7 +236,18 @@ impl Kernels {
                     Error::InvalidArgument(format!("no runtime kernel named {name:?}"))
                 })?,
         };
+        // Constants 0 and 1 are set when the module declares them (specialising a module
+        // with constants it lacks is an error in vulkano).
+        let declared: Vec<u32> = module.specialization_constants().keys().copied().collect();
+        let values = key
+            .spec
+            .iter()
+            .enumerate()
+            .filter(|(id, _)| declared.contains(&(*id as u32)))
+            .map(|(id, &v)| (id as u32, SpecializationConstant::U32(v)))
+            .collect();
         let entry = module
+            .specialize(values)?
             .entry_point("main")
             .ok_or_else(|| Error::Vulkan(format!("kernel {key:?} has no entry point main")))?;
         let stage = PipelineShaderStageCreateInfo::new(entry);

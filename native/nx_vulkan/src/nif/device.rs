@@ -18,7 +18,15 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
     let heaps: Vec<Term> = i
         .heaps
         .iter()
-        .map(|(size, local)| atom_map(env, &[("size", size.encode(env)), ("device_local", local.encode(env))]))
+        .map(|(size, local)| {
+            atom_map(
+                env,
+                &[
+                    ("size", size.encode(env)),
+                    ("device_local", local.encode(env)),
+                ],
+            )
+        })
         .collect();
     let pairs: Vec<(&str, Term)> = vec![
         ("index", i.index.encode(env)),
@@ -28,9 +36,15 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("api_version", i.api_version.encode(env)),
         ("heaps", heaps.encode(env)),
         ("subgroup_size", i.subgroup_size.encode(env)),
-        ("max_workgroup_count", i.max_workgroup_count.to_vec().encode(env)),
+        (
+            "max_workgroup_count",
+            i.max_workgroup_count.to_vec().encode(env),
+        ),
         ("max_shared_memory", i.max_shared_memory.encode(env)),
-        ("max_storage_buffer_range", i.max_storage_buffer_range.encode(env)),
+        (
+            "max_storage_buffer_range",
+            i.max_storage_buffer_range.encode(env),
+        ),
         ("max_allocation", i.max_allocation.encode(env)),
         ("f16", i.f16.encode(env)),
         ("f64", i.f64.encode(env)),
@@ -39,7 +53,10 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("int8", i.int8.encode(env)),
         ("storage_16bit", i.storage16.encode(env)),
         ("cooperative_matrix", i.cooperative_matrix.encode(env)),
-        ("host_visible_device_memory", i.host_visible_device_memory.encode(env)),
+        (
+            "host_visible_device_memory",
+            i.host_visible_device_memory.encode(env),
+        ),
     ];
     Ok(atom_map(env, &pairs))
 }
@@ -75,7 +92,9 @@ fn dev_synchronize() -> NifOut<rustler::Atom> {
 fn atom_map<'a>(env: Env<'a>, pairs: &[(&str, Term<'a>)]) -> Term<'a> {
     let mut map = rustler::types::map::map_new(env);
     for (k, v) in pairs {
-        let key = rustler::Atom::from_str(env, k).map(|a| a.encode(env)).unwrap_or_else(|_| k.encode(env));
+        let key = rustler::Atom::from_str(env, k)
+            .map(|a| a.encode(env))
+            .unwrap_or_else(|_| k.encode(env));
         map = map.map_put(key, *v).unwrap_or(map);
     }
     map

@@ -25,7 +25,12 @@ fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
     r.0.lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone()
-        .ok_or_else(|| err(op, Error::InvalidArgument("the tensor was deallocated".into())))
+        .ok_or_else(|| {
+            err(
+                op,
+                Error::InvalidArgument("the tensor was deallocated".into()),
+            )
+        })
 }
 
 fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
@@ -42,7 +47,10 @@ fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
 /// An uninitialised byte buffer (`Nx.Vulkan.NativeV.buf_alloc/1`).
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_alloc(bytes: usize) -> NifOut<Ref> {
-    out("buf_alloc", Tensor::empty(&[bytes], crate::dtype::DType::U8))
+    out(
+        "buf_alloc",
+        Tensor::empty(&[bytes], crate::dtype::DType::U8),
+    )
 }
 
 /// The first `limit` bytes (or all) of a tensor. Waits for the work that writes it.
@@ -58,7 +66,10 @@ fn t_to_binary<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<
 /// Releases the device memory of a tensor now rather than at garbage collection.
 #[rustler::nif]
 fn t_deallocate(r: Ref) -> bool {
-    r.0.lock().unwrap_or_else(|e| e.into_inner()).take().is_some()
+    r.0.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .is_some()
 }
 
 /// Shape and type of the engine tensor (for checks and debugging).
@@ -140,7 +151,14 @@ fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
-fn t_argreduce(r: Ref, axis: Option<usize>, keep: bool, is_min: bool, tie_high: bool, ty: String) -> NifOut<Ref> {
+fn t_argreduce(
+    r: Ref,
+    axis: Option<usize>,
+    keep: bool,
+    is_min: bool,
+    tie_high: bool,
+    ty: String,
+) -> NifOut<Ref> {
     let op = if is_min { "argmin" } else { "argmax" };
     let t = get(op, &r)?;
     let to = dtype(op, &ty)?;
@@ -149,7 +167,15 @@ fn t_argreduce(r: Ref, axis: Option<usize>, keep: bool, is_min: bool, tie_high: 
 
 #[allow(clippy::too_many_arguments)]
 #[rustler::nif(schedule = "DirtyCpu")]
-fn t_dot(a: Ref, ca: Vec<usize>, ba: Vec<usize>, b: Ref, cb: Vec<usize>, bb: Vec<usize>, ty: String) -> NifOut<Ref> {
+fn t_dot(
+    a: Ref,
+    ca: Vec<usize>,
+    ba: Vec<usize>,
+    b: Ref,
+    cb: Vec<usize>,
+    bb: Vec<usize>,
+    ty: String,
+) -> NifOut<Ref> {
     let (ta, tb) = (get("dot", &a)?, get("dot", &b)?);
     let to = dtype("dot", &ty)?;
     out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
@@ -170,7 +196,10 @@ fn t_put_slice(r: Ref, start: Vec<usize>, update: Ref, ty: String) -> NifOut<Ref
 
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_concatenate(refs: Vec<Ref>, axis: usize, ty: String) -> NifOut<Ref> {
-    let ts = refs.iter().map(|r| get("concatenate", r)).collect::<NifOut<Vec<Tensor>>>()?;
+    let ts = refs
+        .iter()
+        .map(|r| get("concatenate", r))
+        .collect::<NifOut<Vec<Tensor>>>()?;
     let to = dtype("concatenate", &ty)?;
     out("concatenate", shape::concatenate(&ts, axis, to))
 }

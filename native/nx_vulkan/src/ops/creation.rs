@@ -117,12 +117,11 @@ fn index_kernel(
     let push = PushWords::new()
         .addr(&out.block)
         .u(u32_of(n, "element count")?)
-        .u(dtype.code())
-        .u(mode)
         .u(u32_of(dim, "dimension")?)
         .u(u32_of(inner, "dimension")?);
     launch(
         Kernel::Index(dtype.compute()),
+        [dtype.code() | mode << 8, 0],
         &push,
         grid(n as u64),
         &[write(&out.block)],

@@ -11,6 +11,8 @@ use crate::kernels::Kernel;
 use crate::tensor::Tensor;
 
 const TILE: usize = 64;
+/// Contracted elements per matmul launch (see the split-K comment in `dot`).
+const K_CHUNK: usize = 16_384;
 
 fn check_axes(t: &Tensor, contract: &[usize], batch: &[usize], side: &str) -> Result<()> {
     let rank = t.shape.len();
@@ -104,17 +106,30 @@ pub fn dot(
     let lb = arranged(b, &order_b)?;
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
-    let ops = a.dtype.code() | b.dtype.code() << 8 | out_type.code() << 16;
-    let elem = out_type.size() as u64;
+    // Long contractions run as several launches over K ranges, each adding to C: a
+    // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)
+    // and the partial sums stay in the compute type when the output is narrower.
+    let split = k > K_CHUNK;
+    let target = if split && out_type != compute.storage() {
+        Tensor::empty(&shape, compute.storage())?
+    } else {
+        out.clone()
+    };
+    let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
+    let elem = target.dtype.size() as u64;
     let (asz, bsz) = (a.dtype.size() as u64, b.dtype.size() as u64);
     // Batches beyond the 65,535 groups of the z axis go in several launches, each with
     // its operands offset (addresses are per launch).
     let per_launch = 65_535usize;
-    for b0 in (0..batch).step_by(per_launch) {
+    for (b0, k0) in (0..batch)
+        .step_by(per_launch)
+        .flat_map(|b0| (0..k.max(1)).step_by(K_CHUNK).map(move |k0| (b0, k0)))
+    {
         let nb = (batch - b0).min(per_launch);
+        let k1 = (k0 + K_CHUNK).min(k);
         let push = PushWords::new()
-            .u((out.block.addr + (b0 * m * n) as u64 * elem) as u32)
-            .u(((out.block.addr + (b0 * m * n) as u64 * elem) >> 32) as u32)
+            .u((target.block.addr + (b0 * m * n) as u64 * elem) as u32)
+            .u(((target.block.addr + (b0 * m * n) as u64 * elem) >> 32) as u32)
             .u((la.block.addr + (b0 * m * k) as u64 * asz) as u32)
             .u(((la.block.addr + (b0 * m * k) as u64 * asz) >> 32) as u32)
             .u((lb.block.addr + (b0 * k * n) as u64 * bsz) as u32)
@@ -122,7 +137,9 @@ pub fn dot(
             .u(u32_of(m, "rows")?)
             .u(u32_of(n, "columns")?)
             .u(u32_of(k, "contracted size")?)
-            .u(ops);
+            .u(k0 as u32)
+            .u(k1 as u32)
+            .u((k0 > 0) as u32);
         let groups = [
             u32_of(n.div_ceil(TILE), "column tiles")?,
             u32_of(m.div_ceil(TILE), "row tiles")?,
@@ -135,10 +152,14 @@ pub fn dot(
         }
         launch(
             Kernel::Matmul(compute),
+            [ops, 0],
             &push,
             groups,
-            &[read(&la.block), read(&lb.block), write(&out.block)],
+            &[read(&la.block), read(&lb.block), write(&target.block)],
         )?;
+    }
+    if target.dtype != out_type {
+        return super::elementwise::as_type(&target, out_type);
     }
     Ok(out)
 }

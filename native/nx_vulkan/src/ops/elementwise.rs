@@ -2,7 +2,7 @@
 //! computes in, and the compute classes that implement it.
 
 use super::layout::{broadcast_strides, contiguous_strides, simplify};
-use super::{grid, launch, read, u32_of, write, PushWords};
+use super::{access_mode, grid, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -294,13 +294,13 @@ pub fn binary(
     }
     let (d, s) = simplify(out_shape, &[sa, sb])?;
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
+    let modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2;
     let push = PushWords::new()
         .addr(&out.block)
         .addr(&a.block)
         .addr(&b.block)
         .u(u32_of(n, "element count")?)
         .u(d.len() as u32)
-        .u(ops)
         .i(0)
         .i(0)
         .array(d.iter().map(|&x| x as u32))
@@ -308,6 +308,7 @@ pub fn binary(
         .array(s[1].iter().map(|&x| x as i32 as u32));
     launch(
         Kernel::Binary(compute),
+        [ops, modes],
         &push,
         grid(n as u64),
         &[read(&a.block), read(&b.block), write(&out.block)],
@@ -336,12 +337,12 @@ fn unary_strided(
         .addr(&t.block)
         .u(u32_of(n, "element count")?)
         .u(d.len() as u32)
-        .u(ops)
         .i(0)
         .array(d.iter().map(|&x| x as u32))
         .array(s[0].iter().map(|&x| x as i32 as u32));
     launch(
         Kernel::Unary(compute),
+        [ops, (access_mode(&d, &s[0]) == 1) as u32],
         &push,
         grid(n as u64),
         &[read(&t.block), write(&out.block)],

@@ -95,15 +95,17 @@ impl PushWords {
     }
 }
 
-/// Records one launch of a build-time kernel.
+/// Records one launch of a build-time kernel specialised with `spec` (the kernel's
+/// `OPS` and `MODES` specialization constants: op code, element types, access modes).
 pub(crate) fn launch(
     kernel: Kernel,
+    spec: [u32; 2],
     push: &PushWords,
     groups: [u32; 3],
     accesses: &[Access<'_>],
 ) -> Result<()> {
     let e = engine()?;
-    let pipeline = e.kernels.get(kernel)?;
+    let pipeline = e.kernels.get(kernel, spec)?;
     e.stream.dispatch(
         &pipeline,
         e.kernels.layout(),
@@ -131,4 +133,14 @@ pub(crate) fn read(b: &Arc<Block>) -> Access<'_> {
 /// Marks a block as written in an access list.
 pub(crate) fn write(b: &Arc<Block>) -> Access<'_> {
     Access::Write(b)
+}
+
+/// How a kernel reads an operand after view simplification (`MODES` in the shaders):
+/// 0 strided, 1 contiguous at the output index, 2 one scalar.
+pub(crate) fn access_mode(dims: &[usize], strides: &[isize]) -> u32 {
+    match (dims, strides) {
+        ([_], [1]) => 1,
+        ([_], [0]) => 2,
+        _ => 0,
+    }
 }

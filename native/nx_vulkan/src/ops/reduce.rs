@@ -100,11 +100,14 @@ fn fold_rows(
         .addr(&input.block)
         .u(u32_of(rows, "rows")?)
         .u(u32_of(len, "row length")?)
-        .u(op as u32 | input.dtype.code() << 8 | out.dtype.code() << 16)
         .u(u32_of(chunk_len, "chunk")?)
         .u(u32_of(chunks, "chunks")?);
     launch(
         Kernel::Reduce(compute),
+        [
+            op as u32 | input.dtype.code() << 8 | out.dtype.code() << 16,
+            0,
+        ],
         &push,
         grid_groups((rows * chunks) as u64),
         &[read(&input.block), write(&out.block)],
@@ -198,17 +201,48 @@ pub fn argreduce(
         return Ok(out);
     }
     let (moved, rows, len, _) = rows_view(t, &axes)?;
-    let push = PushWords::new()
-        .addr(&out.block)
-        .addr(&moved.block)
-        .u(u32_of(rows, "rows")?)
-        .u(u32_of(len, "row length")?)
-        .u(is_min as u32 | (tie_high as u32) << 1 | t.dtype.code() << 8 | out_type.code() << 16);
-    launch(
-        Kernel::ArgReduce(t.dtype.compute()),
-        &push,
-        grid_groups(rows as u64),
-        &[read(&moved.block), write(&out.block)],
-    )?;
+    let compute = super::loading(t.dtype.compute(), &[t.dtype]);
+    let ops = is_min as u32 | (tie_high as u32) << 1 | t.dtype.code() << 8 | out_type.code() << 16;
+    let pass = |out: &Tensor,
+                input: &Tensor,
+                idx: &Tensor,
+                rows: usize,
+                len: usize,
+                chunks: usize,
+                pass: u32|
+     -> Result<()> {
+        let chunk_len = len.div_ceil(chunks).max(1);
+        let push = PushWords::new()
+            .addr(&out.block)
+            .addr(&input.block)
+            .addr(&idx.block)
+            .u(u32_of(rows, "rows")?)
+            .u(u32_of(len, "row length")?)
+            .u(u32_of(chunk_len, "chunk")?)
+            .u(u32_of(chunks, "chunks")?)
+            .u(pass);
+        let groups = if pass == 1 { rows * chunks } else { rows };
+        let accesses = if pass == 1 {
+            [read(&input.block), write(&idx.block), write(&out.block)]
+        } else {
+            [read(&input.block), read(&idx.block), write(&out.block)]
+        };
+        launch(
+            Kernel::ArgReduce(compute),
+            [ops, 0],
+            &push,
+            grid_groups(groups as u64),
+            &accesses,
+        )
+    };
+    if len <= 2 * CHUNK {
+        pass(&out, &moved, &out, rows, len, 1, 0)?;
+    } else {
+        let chunks = len.div_ceil(CHUNK);
+        let values = Tensor::empty(&[rows, chunks], compute.storage())?;
+        let indices = Tensor::empty(&[rows, chunks], DType::U32)?;
+        pass(&values, &moved, &indices, rows, len, chunks, 1)?;
+        pass(&out, &values, &indices, rows, chunks, 1, 2)?;
+    }
     Ok(out)
 }

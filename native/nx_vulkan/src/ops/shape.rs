@@ -24,7 +24,11 @@ pub fn copy_strided(
         return Ok(());
     }
     if src.dtype.size() != dst.dtype.size() {
-        return Err(crate::invalid!("copy between {} and {} elements", src.dtype.name(), dst.dtype.name()));
+        return Err(crate::invalid!(
+            "copy between {} and {} elements",
+            src.dtype.name(),
+            dst.dtype.name()
+        ));
     }
     let (d, s) = simplify(dims, &[src_strides.to_vec(), dst_strides.to_vec()])?;
     let push = PushWords::new()
@@ -39,6 +43,7 @@ pub fn copy_strided(
         .array(s[1].iter().map(|&x| x as i32 as u32));
     launch(
         Kernel::Copy(src.dtype.size() as u8),
+        [0, 0],
         &push,
         grid(n as u64),
         &[read(&src.block), write(&dst.block)],
@@ -47,7 +52,12 @@ pub fn copy_strided(
 
 /// A new contiguous tensor of shape `dims` whose element `i` is the input's element at
 /// `offset + sum(coord_d(i) * strides[d])`.
-pub fn gather_strided(t: &Tensor, dims: &[usize], strides: &[isize], offset: isize) -> Result<Tensor> {
+pub fn gather_strided(
+    t: &Tensor,
+    dims: &[usize],
+    strides: &[isize],
+    offset: isize,
+) -> Result<Tensor> {
     let out = Tensor::empty(dims, t.dtype)?;
     copy_strided(t, strides, offset, &out, &contiguous_strides(dims), 0, dims)?;
     Ok(out)
@@ -113,7 +123,10 @@ pub fn slice(t: &Tensor, start: &[usize], lengths: &[usize], strides: &[usize]) 
     for i in 0..rank {
         let (s0, len, step) = (start[i], lengths[i], strides[i].max(1));
         if s0 + len > t.shape[i] {
-            return Err(crate::invalid!("slice: start {s0} + length {len} exceed axis {i} of shape {:?}", t.shape));
+            return Err(crate::invalid!(
+                "slice: start {s0} + length {len} exceed axis {i} of shape {:?}",
+                t.shape
+            ));
         }
         dims.push(len.div_ceil(step));
         st.push(cs[i] * step as isize);
@@ -127,34 +140,59 @@ pub fn put_slice(t: &Tensor, start: &[usize], update: &Tensor, out_type: DType) 
     let base = super::elementwise::as_type(t, out_type)?;
     let upd = super::elementwise::as_type(update, out_type)?;
     if start.len() != t.shape.len() || upd.shape.len() != t.shape.len() {
-        return Err(crate::invalid!("put_slice: start {start:?} and update {:?} do not match shape {:?}", upd.shape, t.shape));
+        return Err(crate::invalid!(
+            "put_slice: start {start:?} and update {:?} do not match shape {:?}",
+            upd.shape,
+            t.shape
+        ));
     }
     for i in 0..start.len() {
         if start[i] + upd.shape[i] > t.shape[i] {
-            return Err(crate::invalid!("put_slice: update {:?} at {start:?} exceeds shape {:?}", upd.shape, t.shape));
+            return Err(crate::invalid!(
+                "put_slice: update {:?} at {start:?} exceeds shape {:?}",
+                upd.shape,
+                t.shape
+            ));
         }
     }
     let out = Tensor::empty(&t.shape, out_type)?;
     let cs = contiguous_strides(&t.shape);
     copy_strided(&base, &cs, 0, &out, &cs, 0, &t.shape)?;
     let off: isize = start.iter().zip(&cs).map(|(&s, &c)| s as isize * c).sum();
-    copy_strided(&upd, &contiguous_strides(&upd.shape), 0, &out, &cs, off, &upd.shape)?;
+    copy_strided(
+        &upd,
+        &contiguous_strides(&upd.shape),
+        0,
+        &out,
+        &cs,
+        off,
+        &upd.shape,
+    )?;
     Ok(out)
 }
 
 /// Nx `concatenate` along `axis` (inputs already converted to one type by the caller).
 pub fn concatenate(ts: &[Tensor], axis: usize, out_type: DType) -> Result<Tensor> {
-    let first = ts.first().ok_or_else(|| crate::invalid!("concatenate: no tensors"))?;
+    let first = ts
+        .first()
+        .ok_or_else(|| crate::invalid!("concatenate: no tensors"))?;
     let rank = first.shape.len();
     if axis >= rank {
-        return Err(crate::invalid!("concatenate: axis {axis} out of range for rank {rank}"));
+        return Err(crate::invalid!(
+            "concatenate: axis {axis} out of range for rank {rank}"
+        ));
     }
     let mut shape = first.shape.clone();
     shape[axis] = 0;
     for t in ts {
-        let same = t.shape.len() == rank && (0..rank).all(|i| i == axis || t.shape[i] == first.shape[i]);
+        let same =
+            t.shape.len() == rank && (0..rank).all(|i| i == axis || t.shape[i] == first.shape[i]);
         if !same {
-            return Err(crate::invalid!("concatenate: shape {:?} does not fit {:?} on axis {axis}", t.shape, first.shape));
+            return Err(crate::invalid!(
+                "concatenate: shape {:?} does not fit {:?} on axis {axis}",
+                t.shape,
+                first.shape
+            ));
         }
         shape[axis] += t.shape[axis];
     }
@@ -163,7 +201,15 @@ pub fn concatenate(ts: &[Tensor], axis: usize, out_type: DType) -> Result<Tensor
     let mut pos = 0usize;
     for t in ts {
         let t = super::elementwise::as_type(t, out_type)?;
-        copy_strided(&t, &contiguous_strides(&t.shape), 0, &out, &cs, pos as isize * cs[axis], &t.shape)?;
+        copy_strided(
+            &t,
+            &contiguous_strides(&t.shape),
+            0,
+            &out,
+            &cs,
+            pos as isize * cs[axis],
+            &t.shape,
+        )?;
         pos += t.shape[axis];
     }
     Ok(out)
@@ -176,7 +222,10 @@ pub fn reverse(t: &Tensor, axes: &[usize]) -> Result<Tensor> {
     let mut off = 0isize;
     for &a in axes {
         if a >= t.shape.len() {
-            return Err(crate::invalid!("reverse: axis {a} out of range for shape {:?}", t.shape));
+            return Err(crate::invalid!(
+                "reverse: axis {a} out of range for shape {:?}",
+                t.shape
+            ));
         }
         if t.shape[a] > 0 {
             off += (t.shape[a] as isize - 1) * cs[a];
@@ -187,26 +236,50 @@ pub fn reverse(t: &Tensor, axes: &[usize]) -> Result<Tensor> {
 }
 
 /// Nx `pad` with `(low, high, interior)` per axis; low/high may be negative.
-pub fn pad(t: &Tensor, value: &Tensor, config: &[(isize, isize, usize)], out_type: DType) -> Result<Tensor> {
+pub fn pad(
+    t: &Tensor,
+    value: &Tensor,
+    config: &[(isize, isize, usize)],
+    out_type: DType,
+) -> Result<Tensor> {
     let rank = t.shape.len();
     if config.len() != rank || value.numel() != 1 {
-        return Err(crate::invalid!("pad: config {config:?} / pad value {:?} do not fit shape {:?}", value.shape, t.shape));
+        return Err(crate::invalid!(
+            "pad: config {config:?} / pad value {:?} do not fit shape {:?}",
+            value.shape,
+            t.shape
+        ));
     }
     let src = super::elementwise::as_type(t, out_type)?;
     let fill = super::elementwise::as_type(value, out_type)?;
     let mut shape = Vec::with_capacity(rank);
     for (i, &(lo, hi, int)) in config.iter().enumerate() {
         let d = t.shape[i] as isize;
-        let core = if d == 0 { 0 } else { d + (d - 1) * int as isize };
+        let core = if d == 0 {
+            0
+        } else {
+            d + (d - 1) * int as isize
+        };
         let n = lo + core + hi;
         if n < 0 {
-            return Err(crate::invalid!("pad: config {config:?} gives a negative size on axis {i} of {:?}", t.shape));
+            return Err(crate::invalid!(
+                "pad: config {config:?} gives a negative size on axis {i} of {:?}",
+                t.shape
+            ));
         }
         shape.push(n as usize);
     }
     let out = Tensor::empty(&shape, out_type)?;
     let ocs = contiguous_strides(&shape);
-    copy_strided(&fill.reshape(&[])?, &vec![0; rank], 0, &out, &ocs, 0, &shape)?;
+    copy_strided(
+        &fill.reshape(&[])?,
+        &vec![0; rank],
+        0,
+        &out,
+        &ocs,
+        0,
+        &shape,
+    )?;
     // Input elements land at lo + k * (interior + 1); those outside the output are cut.
     let ics = contiguous_strides(&t.shape);
     let (mut dims, mut in_st, mut out_st) = (Vec::new(), Vec::new(), Vec::new());
@@ -228,4 +301,39 @@ pub fn pad(t: &Tensor, value: &Tensor, config: &[(isize, isize, usize)], out_typ
     }
     copy_strided(&src, &in_st, in_off, &out, &out_st, out_off, &dims)?;
     Ok(out)
+}
+
+/// Nx `bitcast`: the same bytes read as another type of the same width (metadata only).
+pub fn bitcast(t: &Tensor, to: DType) -> Result<Tensor> {
+    if to.size() != t.dtype.size() {
+        return Err(crate::invalid!(
+            "bitcast: {} and {} differ in width",
+            t.dtype.name(),
+            to.name()
+        ));
+    }
+    Ok(Tensor {
+        block: t.block.clone(),
+        shape: t.shape.clone(),
+        dtype: to,
+    })
+}
+
+/// Nx `stack`: the tensors joined along a new `axis`.
+pub fn stack(ts: &[Tensor], axis: usize, out_type: DType) -> Result<Tensor> {
+    let with_axis = ts
+        .iter()
+        .map(|t| {
+            if axis > t.shape.len() {
+                return Err(crate::invalid!(
+                    "stack: axis {axis} out of range for shape {:?}",
+                    t.shape
+                ));
+            }
+            let mut s = t.shape.clone();
+            s.insert(axis, 1);
+            t.reshape(&s)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    concatenate(&with_axis, axis, out_type)
 }

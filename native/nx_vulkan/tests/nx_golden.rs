@@ -1,0 +1,342 @@
+//! Replays the nx-golden corpus (Nx.Backend calls recorded from real Nx 0.13.1, with
+//! Nx.BinaryBackend's results) against the engine.
+//!
+//!     NX_GOLDEN_DIR=../shared/nx-golden cargo test --release --test nx_golden -- --nocapture
+//!
+//! Every call of an op the engine implements must reproduce the recorded result:
+//! integers and data movement bit for bit, floats within the tolerance of their op class
+//! (`golden::Tol`). Calls the engine cannot run (ops without a kernel, types it does not
+//! store, f64 transcendental math) are skipped and counted by op. The test ends with
+//! `nx-golden: P passed, F failed, U skipped` and fails when F > 0.
+
+mod golden;
+
+use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
+use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
+use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
+use nx_vulkan::ops::{creation, dot, shape};
+use nx_vulkan::{DType, Error, Tensor};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var("NX_GOLDEN_DIR") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/nx-golden"),
+    }
+}
+
+fn tensor_arg(a: &Arg) -> Result<Tensor, Skip> {
+    match a {
+        Arg::Tensor(t) => upload(t),
+        other => panic!("expected a tensor argument, got {other:?}"),
+    }
+}
+
+fn value(a: &Arg) -> &Value {
+    match a {
+        Arg::Value(v) => v,
+        other => panic!("expected a value argument, got {other:?}"),
+    }
+}
+
+fn opts(a: &Arg) -> &serde_json::Map<String, Value> {
+    match a {
+        Arg::Opts(o) => o,
+        other => panic!("expected options, got {other:?}"),
+    }
+}
+
+fn engine<T>(r: nx_vulkan::Result<T>) -> Result<T, Skip> {
+    r.map_err(|e| match e {
+        Error::Unsupported(m) => Skip::Unsupported(m),
+        other => panic!("engine error: {other}"),
+    })
+}
+
+/// Start indices: integers, or scalar tensors clamped to [0, dim - len] as Nx does.
+fn starts(v: &Value, shape: &[usize], lens: &[usize]) -> Result<Vec<usize>, Skip> {
+    let mut out = Vec::new();
+    for (i, s) in v.as_array().unwrap().iter().enumerate() {
+        let idx: i128 = match s {
+            Value::Number(n) => n.as_i64().unwrap() as i128,
+            Value::Object(m) => {
+                let t: golden::GTensor = serde_json::from_value(m["tensor"].clone()).unwrap();
+                let bytes = golden::b64(&t.data);
+                let ty = dtype(&t.ty)?;
+                let mut buf = [0u8; 16];
+                buf[..bytes.len()].copy_from_slice(&bytes);
+                if ty.is_signed_int() && bytes[bytes.len() - 1] & 0x80 != 0 {
+                    for b in buf.iter_mut().skip(bytes.len()) {
+                        *b = 0xff;
+                    }
+                }
+                i128::from_le_bytes(buf)
+            }
+            _ => panic!("bad start index {s}"),
+        };
+        out.push(idx.clamp(0, (shape[i] - lens[i]) as i128) as usize);
+    }
+    Ok(out)
+}
+
+/// Runs one call; returns our result and the tolerance class to compare it with.
+fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
+    let out_ty = dtype(&c.out.ty)?;
+    let out_shape = c.out.shape.clone();
+    let a = &c.args;
+    let exact = |t| Ok((t, Tol::Exact, 1));
+    let op = c.op.as_str();
+    if let Some(b) = BinaryOp::from_name(op) {
+        let (x, y) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?);
+        let t = engine(binary(b, &x, &y, &out_shape, out_ty))?;
+        let tol = match b {
+            BinaryOp::Pow => Tol::Pow,
+            BinaryOp::Atan2 => Tol::Math,
+            _ => Tol::Exact,
+        };
+        return Ok((t, tol, 1));
+    }
+    if let Some(u) = UnaryOp::from_name(op) {
+        let x = tensor_arg(&a[0])?;
+        let t = engine(unary(u, &x, out_ty))?;
+        let tol = match u {
+            UnaryOp::Negate
+            | UnaryOp::Abs
+            | UnaryOp::Sign
+            | UnaryOp::Ceil
+            | UnaryOp::Floor
+            | UnaryOp::Round => Tol::Exact,
+            UnaryOp::Sqrt if out_ty != DType::F16 => Tol::Exact,
+            _ => Tol::Math,
+        };
+        return Ok((t, tol, 1));
+    }
+    if let Some(r) = ReduceOp::from_name(op) {
+        let x = tensor_arg(&a[0])?;
+        let o = opts(&a[1]);
+        let axes = o.get("axes").filter(|v| !v.is_null()).map(usizes);
+        let keep = o.get("keep_axes").and_then(Value::as_bool).unwrap_or(false);
+        let k = x.numel() / out_shape.iter().product::<usize>().max(1);
+        let t = engine(reduce(r, &x, axes.as_deref(), keep, out_ty))?;
+        return Ok((
+            t,
+            if matches!(r, ReduceOp::Sum | ReduceOp::Product) {
+                Tol::Accum
+            } else {
+                Tol::Exact
+            },
+            k,
+        ));
+    }
+    match op {
+        "constant" => exact(engine(creation::constant(
+            &out_shape,
+            out_ty,
+            match &a[0] {
+                Arg::Number(v) => scalar(v)?,
+                _ => return Err(Skip::Unsupported("constant".into())),
+            },
+        ))?),
+        "from_binary" => match &a[0] {
+            Arg::Bytes(b) => exact(engine(Tensor::from_bytes(
+                &out_shape,
+                out_ty,
+                &golden::b64(b),
+            ))?),
+            _ => unreachable!(),
+        },
+        "eye" => exact(engine(creation::eye(&out_shape, out_ty))?),
+        "iota" => exact(engine(creation::iota(
+            &out_shape,
+            out_ty,
+            value(&a[0]).as_u64().map(|x| x as usize),
+        ))?),
+        "as_type" => exact(engine(as_type(&tensor_arg(&a[0])?, out_ty))?),
+        "bitcast" => exact(engine(shape::bitcast(&tensor_arg(&a[0])?, out_ty))?),
+        "reshape" => exact(engine(shape::reshape(&tensor_arg(&a[0])?, &out_shape))?),
+        "squeeze" => exact(engine(shape::squeeze(
+            &tensor_arg(&a[0])?,
+            &usizes(value(&a[1])),
+        ))?),
+        "broadcast" => exact(engine(shape::broadcast(
+            &tensor_arg(&a[0])?,
+            &usizes(value(&a[1])),
+            &usizes(value(&a[2])),
+        ))?),
+        "transpose" => exact(engine(shape::transpose(
+            &tensor_arg(&a[0])?,
+            &usizes(value(&a[1])),
+        ))?),
+        "reverse" => exact(engine(shape::reverse(
+            &tensor_arg(&a[0])?,
+            &usizes(value(&a[1])),
+        ))?),
+        "pad" => {
+            let cfg: Vec<(isize, isize, usize)> = value(&a[2])
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    let e = e.as_array().unwrap();
+                    (
+                        e[0].as_i64().unwrap() as isize,
+                        e[1].as_i64().unwrap() as isize,
+                        e[2].as_u64().unwrap() as usize,
+                    )
+                })
+                .collect();
+            exact(engine(shape::pad(
+                &tensor_arg(&a[0])?,
+                &tensor_arg(&a[1])?,
+                &cfg,
+                out_ty,
+            ))?)
+        }
+        "slice" => {
+            let x = tensor_arg(&a[0])?;
+            let lens = usizes(value(&a[2]));
+            let st = starts(value(&a[1]), &x.shape, &lens)?;
+            exact(engine(shape::slice(&x, &st, &lens, &usizes(value(&a[3]))))?)
+        }
+        "put_slice" => {
+            let x = tensor_arg(&a[0])?;
+            let upd = tensor_arg(&a[2])?;
+            let st = starts(value(&a[1]), &x.shape, &upd.shape)?;
+            exact(engine(shape::put_slice(&x, &st, &upd, out_ty))?)
+        }
+        "concatenate" | "stack" => {
+            let ts = match &a[0] {
+                Arg::Tensors(ts) => ts.iter().map(upload).collect::<Result<Vec<_>, _>>()?,
+                _ => unreachable!(),
+            };
+            let axis = value(&a[1]).as_u64().unwrap() as usize;
+            if op == "stack" {
+                exact(engine(shape::stack(&ts, axis, out_ty))?)
+            } else {
+                exact(engine(shape::concatenate(&ts, axis, out_ty))?)
+            }
+        }
+        "argmax" | "argmin" => {
+            let x = tensor_arg(&a[0])?;
+            let o = opts(&a[1]);
+            let axis = o.get("axis").and_then(Value::as_u64).map(|v| v as usize);
+            let keep = o.get("keep_axis").and_then(Value::as_bool).unwrap_or(false);
+            let high = o.get("tie_break").and_then(Value::as_str) == Some("high");
+            exact(engine(argreduce(
+                &x,
+                axis,
+                keep,
+                op == "argmin",
+                high,
+                out_ty,
+            ))?)
+        }
+        "dot" => {
+            let (x, y) = (tensor_arg(&a[0])?, tensor_arg(&a[3])?);
+            let (ca, ba, cb, bb) = (
+                usizes(value(&a[1])),
+                usizes(value(&a[2])),
+                usizes(value(&a[4])),
+                usizes(value(&a[5])),
+            );
+            let k: usize = ca.iter().map(|&i| x.shape[i]).product();
+            let t = engine(dot::dot(&x, &ca, &ba, &y, &cb, &bb, out_ty))?;
+            Ok((
+                t,
+                if out_ty.is_float() {
+                    Tol::Accum
+                } else {
+                    Tol::Exact
+                },
+                k,
+            ))
+        }
+        other => Err(Skip::Unsupported(format!("op {other}"))),
+    }
+}
+
+#[test]
+fn nx_golden() {
+    let dir = corpus_dir();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot read the corpus at {} (set NX_GOLDEN_DIR): {e}",
+                dir.display()
+            )
+        })
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let mut skipped_by: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures: Vec<String> = Vec::new();
+    for f in &files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let c: Call = serde_json::from_str(line).expect("corpus line");
+            let want = match &c.result {
+                Res::Tensor(t) => t.clone(),
+                Res::Tensors(_) => {
+                    skipped += 1;
+                    *skipped_by
+                        .entry(format!("{} (list result)", c.op))
+                        .or_default() += 1;
+                    continue;
+                }
+            };
+            match run(&c) {
+                Err(Skip::Unsupported(why)) => {
+                    skipped += 1;
+                    let key = if why.starts_with("op ") {
+                        c.op.clone()
+                    } else {
+                        format!("{} ({})", c.op, why.chars().take(60).collect::<String>())
+                    };
+                    *skipped_by.entry(key).or_default() += 1;
+                }
+                Ok((ours, tol, k)) => {
+                    let ty = dtype(&want.ty).ok().unwrap();
+                    let bytes = ours.to_bytes().expect("download");
+                    let shape_ok = ours.shape == want.shape && ours.dtype == ty;
+                    match (
+                        shape_ok,
+                        compare(&bytes, &golden::b64(&want.data), ty, tol, k),
+                    ) {
+                        (true, Ok(())) => passed += 1,
+                        (false, _) => {
+                            failed += 1;
+                            failures.push(format!(
+                                "#{} {} ({}): shape/type {:?} {} vs {:?} {}",
+                                c.id,
+                                c.op,
+                                c.source,
+                                ours.shape,
+                                ours.dtype.name(),
+                                want.shape,
+                                want.ty
+                            ));
+                        }
+                        (true, Err(e)) => {
+                            failed += 1;
+                            failures.push(format!("#{} {} ({}): {e}", c.id, c.op, c.source));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for f in failures.iter().take(60) {
+        println!("FAIL {f}");
+    }
+    println!("skipped calls by op: {skipped_by:?}");
+    println!("nx-golden: {passed} passed, {failed} failed, {skipped} skipped");
+    assert_eq!(
+        failed,
+        0,
+        "{failed} golden calls gave wrong results (first: {:?})",
+        failures.first()
+    );
+}
