@@ -43,7 +43,7 @@ def main():
             ratio = None
             if p and p["value"]:
                 ratio = r["value"] / p["value"] if r["unit"] in ("GB/s", "TFLOP/s") else p["value"] / r["value"]
-            table.append({"caller": caller, **r, "peer": p["value"] if p else None, "ratio": ratio})
+            table.append({**r, "caller": caller, "peer": p["value"] if p else None, "ratio": ratio})
     result = {"device": ours_meta, "peer": peer_name, "env": env, "rows": table}
     os.makedirs("bench/results", exist_ok=True)
     with open(f"bench/results/{name}.json", "w") as f:

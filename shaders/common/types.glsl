@@ -88,6 +88,13 @@ uint f32_to_bf16_bits(float f) {
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
+// T's own storage, for kernels' fast paths when an operand's type is exactly CT_TY.
+#if defined(HAS_I64)
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufT { T v[]; };
+#else
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufT { T v[]; };
+#endif
+
 // Compute-type value of a float element, truncated toward zero for integer compute types.
 T from_f32(float f) {
 #if defined(IS_FLOAT)

@@ -117,6 +117,16 @@ void main() {
     const uint out_ty = (OPS >> 24) & 0xFFu;
     const uint a_mode = MODES & 3u;
     const uint b_mode = (MODES >> 2) & 3u;
+    // Fast path: every operand contiguous and stored exactly as T (f32 + f32 -> f32, ...).
+    if (a_mode == 1u && b_mode == 1u && a_ty == CT_TY && b_ty == CT_TY && out_ty == CT_TY) {
+        BufT a = BufT(pc.a_addr);
+        BufT b = BufT(pc.b_addr);
+        BufT o = BufT(pc.out_addr);
+        for (uint i = global_index(); i < pc.n; i += global_threads()) {
+            o.v[i] = apply(op, a.v[i], b.v[i]);
+        }
+        return;
+    }
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         int ia = pc.a_off;
         int ib = pc.b_off;

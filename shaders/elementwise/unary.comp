@@ -157,6 +157,15 @@ void main() {
     const uint in_ty = (OPS >> 8) & 0xFFu;
     const uint out_ty = (OPS >> 16) & 0xFFu;
     uint bits = type_bits(in_ty);
+    // Fast path: contiguous input and output both stored exactly as T.
+    if (MODES == 1u && in_ty == CT_TY && out_ty == CT_TY) {
+        BufT src = BufT(pc.in_addr);
+        BufT dst = BufT(pc.out_addr);
+        for (uint i = global_index(); i < pc.n; i += global_threads()) {
+            dst.v[i] = apply(op, src.v[uint(pc.in_off) + i], bits);
+        }
+        return;
+    }
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         int src = pc.in_off + int(i);
         if (MODES != 1u) {

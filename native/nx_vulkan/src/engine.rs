@@ -28,7 +28,7 @@ pub fn engine() -> Result<&'static Engine> {
                 gpu.info.name, gpu.info.device_type
             );
             let memory = Memory::new(&gpu.device, gpu.info.host_visible_device_memory);
-            let stream = Stream::new(gpu.queue.clone());
+            let stream = Stream::new(gpu.queue.clone())?;
             let kernels = Kernels::new(gpu.device.clone())?;
             Ok(Engine {
                 gpu,

@@ -62,7 +62,11 @@ impl From<vulkano::VulkanError> for Error {
 
 impl<E: fmt::Display + fmt::Debug> From<vulkano::Validated<E>> for Error {
     fn from(e: vulkano::Validated<E>) -> Self {
-        let msg = e.to_string();
+        // vulkano's Display of `Validated::Error` hides the inner error; name it.
+        let msg = match e {
+            vulkano::Validated::Error(inner) => format!("{inner} ({inner:?})"),
+            vulkano::Validated::ValidationError(v) => v.to_string(),
+        };
         if msg.contains("OutOfDeviceMemory") || msg.contains("out of device memory") {
             Error::OutOfMemory(msg)
         } else {

@@ -11,19 +11,40 @@ use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use vulkano::buffer::BufferContents;
-use vulkano::command_buffer::allocator::{
-    CommandBufferAllocator, StandardCommandBufferAllocator,
-    StandardCommandBufferAllocatorCreateInfo,
-};
+use crate::exec_pool::{FencePool, RecyclingAllocator};
+use vulkano::command_buffer::allocator::CommandBufferAllocator;
 use vulkano::command_buffer::{
     BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
     CopyBufferInfo, RecordingCommandBuffer,
 };
 use vulkano::device::{DeviceOwned, Queue};
 use vulkano::pipeline::{ComputePipeline, PipelineLayout};
-use vulkano::sync::fence::{Fence, FenceCreateInfo};
+use vulkano::sync::fence::Fence;
 use vulkano::sync::{AccessFlags, DependencyInfo, MemoryBarrier, PipelineStages};
 use vulkano::VulkanObject;
+
+/// How long a host wait polls the fence before blocking in the driver. Some drivers
+/// (NVIDIA's, seen on an H200) wake a blocked waiter ~0.5 ms after the GPU finishes;
+/// polling keeps short waits short, as CUDA's default spin-then-yield does.
+const SPIN_BEFORE_BLOCKING: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// `NX_VULKAN_TRACE=1` prints each submit and host wait with its duration to stderr.
+fn trace() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var("NX_VULKAN_TRACE").is_ok_and(|v| v == "1"))
+}
+
+fn wait_fence(fence: &Fence) -> Result<()> {
+    let start = std::time::Instant::now();
+    while !fence.is_signaled()? {
+        if start.elapsed() > SPIN_BEFORE_BLOCKING {
+            fence.wait(None)?;
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    Ok(())
+}
 
 /// Dispatches per command buffer before it is submitted without waiting.
 const BATCH_COMMANDS: usize = 256;
@@ -74,6 +95,7 @@ pub struct ExecStats {
 pub struct Stream {
     queue: Arc<Queue>,
     cb_alloc: Arc<dyn CommandBufferAllocator>,
+    fences: FencePool,
     state: Mutex<Recording>,
     completed: AtomicU64,
     dispatches: AtomicU64,
@@ -118,15 +140,10 @@ fn host_read_barrier() -> DependencyInfo {
 
 impl Stream {
     /// A stream on `queue`.
-    pub fn new(queue: Arc<Queue>) -> Stream {
-        let cb_alloc = Arc::new(StandardCommandBufferAllocator::new(
-            queue.device().clone(),
-            StandardCommandBufferAllocatorCreateInfo {
-                primary_buffer_count: 4,
-                ..Default::default()
-            },
-        ));
-        Stream {
+    pub fn new(queue: Arc<Queue>) -> Result<Stream> {
+        let cb_alloc = Arc::new(RecyclingAllocator::new(queue.device().clone(), queue.queue_family_index())?);
+        Ok(Stream {
+            fences: FencePool::new(queue.device().clone()),
             queue,
             cb_alloc,
             state: Mutex::new(Recording {
@@ -145,7 +162,7 @@ impl Stream {
             barriers: AtomicU64::new(0),
             submits: AtomicU64::new(0),
             waits: AtomicU64::new(0),
-        }
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Recording> {
@@ -280,12 +297,10 @@ impl Stream {
         let Some(Open(mut cb)) = st.cb.take() else {
             return Ok(());
         };
+        let t0 = std::time::Instant::now();
         unsafe { cb.pipeline_barrier_unchecked(&host_read_barrier()) };
         let finished = Arc::new(Finished(unsafe { cb.end() }?));
-        let fence = Arc::new(Fence::new(
-            self.queue.device().clone(),
-            FenceCreateInfo::default(),
-        )?);
+        let fence = self.fences.take()?;
         let handles = [finished.0.handle()];
         let submit = ash::vk::SubmitInfo::default().command_buffers(&handles);
         let fns = self.queue.device().fns();
@@ -296,6 +311,9 @@ impl Stream {
             .result()
             .map_err(vulkano::VulkanError::from)?;
         self.submits.fetch_add(1, Ordering::Relaxed);
+        if trace() {
+            eprintln!("[nx_vulkan] submit {} ({} commands): {:?}", st.seq, st.commands, t0.elapsed());
+        }
         st.in_flight.push_back(Submitted {
             seq: st.seq,
             fence,
@@ -311,7 +329,7 @@ impl Stream {
         if st.in_flight.len() > MAX_IN_FLIGHT {
             let oldest = st.in_flight.front().map(|s| s.fence.clone());
             if let Some(f) = oldest {
-                f.wait(None)?;
+                wait_fence(&f)?;
             }
         }
         self.retire_locked(st)?;
@@ -327,6 +345,8 @@ impl Stream {
             }
             let done = st.in_flight.pop_front().expect("front exists");
             self.completed.fetch_max(done.seq, Ordering::AcqRel);
+            let Submitted { fence, .. } = done;
+            self.fences.give_back(fence);
         }
         Ok(())
     }
@@ -363,7 +383,11 @@ impl Stream {
             )));
         };
         self.waits.fetch_add(1, Ordering::Relaxed);
-        fence.wait(None)?;
+        let t0 = std::time::Instant::now();
+        wait_fence(&fence)?;
+        if trace() {
+            eprintln!("[nx_vulkan] wait for {seq}: {:?}", t0.elapsed());
+        }
         let mut st = self.lock();
         self.retire_locked(&mut st)
     }

@@ -8,6 +8,7 @@ pub mod dtype;
 pub mod engine;
 pub mod error;
 pub mod exec;
+mod exec_pool;
 pub mod kernels;
 pub mod memory;
 pub mod ops;
