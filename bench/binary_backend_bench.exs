@@ -9,7 +9,7 @@ emit = fn figure, size, value, unit ->
   IO.puts(~s({"figure":"#{figure}","size":"#{size}","value":#{Float.round(value * 1.0, 4)},"unit":"#{unit}"}))
 end
 
-IO.puts(~s({"peer":"Nx.BinaryBackend (Nx #{Application.spec(:nx, :vsn)}, OTP #{System.otp_release()})"}))
+IO.puts(~s<{"peer":"Nx.BinaryBackend (Nx #{Application.spec(:nx, :vsn)}, OTP #{System.otp_release()})"}>)
 a = [1.0, 2.0, 3.0, 4.0]
 b = [10.0, 20.0, 30.0, 40.0]
 roundtrip = fn -> Nx.add(Nx.tensor(a), Nx.tensor(b)) |> Nx.to_binary() end

@@ -57,9 +57,9 @@ def main():
         "|---|---|---|---:|---:|---|---:|",
     ]
     for r in table:
-        peer_v = f"{r['peer']:.2f}" if r["peer"] is not None else "–"
+        peer_v = f"{r['peer']:.4g}" if r["peer"] is not None else "–"
         ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else "–"
-        lines.append(f"| {r['caller']} | {r['figure']} | {r['size']} | {r['value']:.2f} | {peer_v} | {r['unit']} | {ratio} |")
+        lines.append(f"| {r['caller']} | {r['figure']} | {r['size']} | {r['value']:.4g} | {peer_v} | {r['unit']} | {ratio} |")
     if env:
         lines += ["", "```", env.strip(), "```"]
     with open(f"bench/results/{name}.md", "w") as f:

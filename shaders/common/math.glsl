@@ -253,6 +253,40 @@ T nxv_fmod(T a, T b) {
     return a < T(0) ? -r : r;
 }
 
+// Correctly rounded division and square root. Vulkan lets drivers compute x / y within
+// 2.5 ulp and sqrt within 3 ulp (NVIDIA's results differ from IEEE in the last bit); one
+// fused multiply-add correction step restores the correctly rounded result that Nx
+// (and lavapipe) give. Special cases (0, inf, NaN, huge/tiny operands) keep the plain
+// result.
+T nxv_div(T a, T b) {
+#if defined(EXACT_VIA_F64)
+    // f64 division, rounded once to f32: correctly rounded but for double-rounding cases
+    // (the exact quotient within ~2^-50 of an f32 midpoint).
+    return float(double(a) / double(b));
+#elif defined(CT_F64)
+    return a / b;
+#endif
+    T q = a / b;
+    if (q == T(0) || isinf(q) || isnan(q) || isinf(b) || abs(b) < T(1.0e-30) || abs(b) > T(1.0e30)) return q;
+    // `precise` makes fma() one fused operation (GLSL may otherwise split it).
+    precise T r = fma(-q, b, a);
+    precise T c = fma(r, T(1) / b, q);
+    return c;
+}
+
+T nxv_sqrt(T x) {
+#if defined(EXACT_VIA_F64)
+    return float(sqrt(double(x)));
+#elif defined(CT_F64)
+    return sqrt(x);
+#endif
+    T s = sqrt(x);
+    if (!(x > T(0)) || isinf(x) || s == T(0)) return s;
+    precise T r = fma(-s, s, x);
+    precise T c = fma(r, T(0.5) / s, s);
+    return c;
+}
+
 // Round half away from zero (Nx.round), exact for every float.
 T nxv_round(T x) {
     T t = trunc(x);

@@ -15,6 +15,10 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable
 
+#if defined(EXACT_VIA_F64)
+#extension GL_ARB_gpu_shader_fp64 : enable
+#endif
+
 #if defined(CT_I64) || defined(CT_U64) || defined(CT_F64)
 #define HAS_I64 1
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require

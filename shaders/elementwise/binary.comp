@@ -70,7 +70,7 @@ T apply(uint op, T a, T b) {
     case B_LOR: return BOOL_T(a != T(0) || b != T(0));
     case B_LXOR: return BOOL_T((a != T(0)) != (b != T(0)));
 #if defined(IS_FLOAT)
-    case B_DIV: return a / b;
+    case B_DIV: return nxv_div(a, b);
     // NaN propagates through min and max, as in XLA.
     case B_MIN: return (isnan(a) || a < b) ? a : b;
     case B_MAX: return (isnan(a) || a > b) ? a : b;

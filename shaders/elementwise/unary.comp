@@ -79,7 +79,7 @@ T apply(uint op, T x, uint bits) {
     case U_CEIL: return ceil(x);
     case U_FLOOR: return floor(x);
     case U_ROUND: return nxv_round(x);
-    case U_SQRT: return sqrt(x);
+    case U_SQRT: return nxv_sqrt(x);
     case U_RSQRT: return inversesqrt(x);
     case U_IS_NAN: return isnan(x) ? T(1) : T(0);
     case U_IS_INF: return isinf(x) ? T(1) : T(0);

@@ -187,7 +187,9 @@ impl Gpu {
                 ..Default::default()
             },
         )
-        .map_err(|e| Error::NoDevice(format!("creating the Vulkan instance: {}", Error::from(e))))?;
+        .map_err(|e| {
+            Error::NoDevice(format!("creating the Vulkan instance: {}", Error::from(e)))
+        })?;
         let devices: Vec<Arc<PhysicalDevice>> = instance.enumerate_physical_devices()?.collect();
         let wanted = std::env::var("NX_VULKAN_DEVICE").ok();
         let index = choose(&devices, wanted.as_deref())?;
@@ -223,7 +225,13 @@ impl Gpu {
                 ..Default::default()
             },
         )
-        .map_err(|e| Error::NoDevice(format!("creating the device on {}: {}", pd.properties().device_name, Error::from(e))))?;
+        .map_err(|e| {
+            Error::NoDevice(format!(
+                "creating the device on {}: {}",
+                pd.properties().device_name,
+                Error::from(e)
+            ))
+        })?;
         let queue = queues
             .next()
             .ok_or_else(|| Error::NoDevice("no queue created".into()))?;

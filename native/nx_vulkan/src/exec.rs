@@ -6,12 +6,12 @@
 //! external synchronization). No lock is held while waiting on a fence.
 
 use crate::error::{Error, Result};
+use crate::exec_pool::{FencePool, RecyclingAllocator};
 use crate::memory::Block;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use vulkano::buffer::BufferContents;
-use crate::exec_pool::{FencePool, RecyclingAllocator};
 use vulkano::command_buffer::allocator::CommandBufferAllocator;
 use vulkano::command_buffer::{
     BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
@@ -141,7 +141,10 @@ fn host_read_barrier() -> DependencyInfo {
 impl Stream {
     /// A stream on `queue`.
     pub fn new(queue: Arc<Queue>) -> Result<Stream> {
-        let cb_alloc = Arc::new(RecyclingAllocator::new(queue.device().clone(), queue.queue_family_index())?);
+        let cb_alloc = Arc::new(RecyclingAllocator::new(
+            queue.device().clone(),
+            queue.queue_family_index(),
+        )?);
         Ok(Stream {
             fences: FencePool::new(queue.device().clone()),
             queue,
@@ -312,7 +315,12 @@ impl Stream {
             .map_err(vulkano::VulkanError::from)?;
         self.submits.fetch_add(1, Ordering::Relaxed);
         if trace() {
-            eprintln!("[nx_vulkan] submit {} ({} commands): {:?}", st.seq, st.commands, t0.elapsed());
+            eprintln!(
+                "[nx_vulkan] submit {} ({} commands): {:?}",
+                st.seq,
+                st.commands,
+                t0.elapsed()
+            );
         }
         st.in_flight.push_back(Submitted {
             seq: st.seq,

@@ -6,9 +6,12 @@
 
 use crate::error::Result;
 use std::sync::{Arc, Mutex};
-use vulkano::command_buffer::allocator::{AllocationHandle, CommandBufferAlloc, CommandBufferAllocator};
+use vulkano::command_buffer::allocator::{
+    AllocationHandle, CommandBufferAlloc, CommandBufferAllocator,
+};
 use vulkano::command_buffer::pool::{
-    CommandBufferAllocateInfo, CommandPool, CommandPoolAlloc, CommandPoolCreateFlags, CommandPoolCreateInfo,
+    CommandBufferAllocateInfo, CommandPool, CommandPoolAlloc, CommandPoolCreateFlags,
+    CommandPoolCreateInfo,
 };
 use vulkano::command_buffer::CommandBufferLevel;
 use vulkano::device::{Device, DeviceOwned};
@@ -32,7 +35,10 @@ impl RecyclingAllocator {
                 ..Default::default()
             },
         )?;
-        Ok(RecyclingAllocator { pool: Arc::new(pool), free: Mutex::new(Vec::new()) })
+        Ok(RecyclingAllocator {
+            pool: Arc::new(pool),
+            free: Mutex::new(Vec::new()),
+        })
     }
 }
 
@@ -59,15 +65,26 @@ unsafe impl CommandBufferAllocator for RecyclingAllocator {
             Some(cb) => cb,
             None => self
                 .pool
-                .allocate_command_buffers(CommandBufferAllocateInfo { level, command_buffer_count: 1, ..Default::default() })?
+                .allocate_command_buffers(CommandBufferAllocateInfo {
+                    level,
+                    command_buffer_count: 1,
+                    ..Default::default()
+                })?
                 .next()
                 .expect("one command buffer was asked for"),
         };
-        Ok(CommandBufferAlloc { inner, pool: self.pool.clone(), handle: AllocationHandle::null() })
+        Ok(CommandBufferAlloc {
+            inner,
+            pool: self.pool.clone(),
+            handle: AllocationHandle::null(),
+        })
     }
 
     unsafe fn deallocate(&self, allocation: CommandBufferAlloc) {
-        self.free.lock().unwrap_or_else(|e| e.into_inner()).push(allocation.inner);
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(allocation.inner);
     }
 }
 
@@ -80,7 +97,10 @@ pub struct FencePool {
 impl FencePool {
     /// An empty pool.
     pub fn new(device: Arc<Device>) -> Self {
-        FencePool { device, free: Mutex::new(Vec::new()) }
+        FencePool {
+            device,
+            free: Mutex::new(Vec::new()),
+        }
     }
 
     /// An unsignalled fence.
@@ -88,13 +108,19 @@ impl FencePool {
         if let Some(f) = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop() {
             return Ok(f);
         }
-        Ok(Arc::new(Fence::new(self.device.clone(), FenceCreateInfo::default())?))
+        Ok(Arc::new(Fence::new(
+            self.device.clone(),
+            FenceCreateInfo::default(),
+        )?))
     }
 
     /// Returns a signalled fence no one else holds; it is reset for the next batch.
     pub fn give_back(&self, fence: Arc<Fence>) {
         if Arc::strong_count(&fence) == 1 && unsafe { fence.reset_unchecked() }.is_ok() {
-            self.free.lock().unwrap_or_else(|e| e.into_inner()).push(fence);
+            self.free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(fence);
         }
     }
 }

@@ -224,7 +224,14 @@ impl Kernels {
         let module = match &key.source {
             Source::Static(k) => {
                 self.check_features(*k)?;
-                loader(*k)(self.device.clone())?
+                // With f64 available, f32 division and sqrt are computed through it.
+                let f64_ok = self.device.enabled_features().shader_float64;
+                let load = match k {
+                    Kernel::Unary(Compute::F32) if f64_ok => spirv::unary_f32x::load,
+                    Kernel::Binary(Compute::F32) if f64_ok => spirv::binary_f32x::load,
+                    _ => loader(*k),
+                };
+                load(self.device.clone())?
             }
             Source::Runtime(name) => self
                 .runtime

@@ -2,6 +2,18 @@
 //! One module per (kernel, compute class or element width); each exposes `load(device)`.
 
 macro_rules! kernel {
+    ($name:ident, $path:literal, $define:literal, $define2:literal) => {
+        pub mod $name {
+            vulkano_shaders::shader! {
+                ty: "compute",
+                path: $path,
+                define: [($define, "1"), ($define2, "1")],
+                vulkan_version: "1.2",
+                spirv_version: "1.5",
+                generate_structs: false,
+            }
+        }
+    };
     ($name:ident, $path:literal, $define:literal) => {
         pub mod $name {
             vulkano_shaders::shader! {
@@ -100,6 +112,20 @@ kernel!(index_i32, "../../shaders/creation/index.comp", "CT_I32");
 kernel!(index_u32, "../../shaders/creation/index.comp", "CT_U32");
 kernel!(index_i64, "../../shaders/creation/index.comp", "CT_I64");
 kernel!(index_u64, "../../shaders/creation/index.comp", "CT_U64");
+// f32 element-wise kernels whose division and sqrt go through f64 (correctly rounded
+// where drivers' f32 ones are not); used on devices with shaderFloat64.
+kernel!(
+    unary_f32x,
+    "../../shaders/elementwise/unary.comp",
+    "CT_F32",
+    "EXACT_VIA_F64"
+);
+kernel!(
+    binary_f32x,
+    "../../shaders/elementwise/binary.comp",
+    "CT_F32",
+    "EXACT_VIA_F64"
+);
 kernel!(copy_w8, "../../shaders/movement/copy.comp", "W8");
 kernel!(copy_w16, "../../shaders/movement/copy.comp", "W16");
 kernel!(copy_w32, "../../shaders/movement/copy.comp", "W32");
