@@ -35,8 +35,12 @@ impl RecyclingAllocator {
                 ..Default::default()
             },
         )?;
+        // vulkano's `CommandBufferAlloc` wants an `Arc<CommandPool>`; the pool is only
+        // touched under `Stream::state` (see the Send/Sync impls below).
+        #[allow(clippy::arc_with_non_send_sync)]
+        let pool = Arc::new(pool);
         Ok(RecyclingAllocator {
-            pool: Arc::new(pool),
+            pool,
             free: Mutex::new(Vec::new()),
         })
     }
