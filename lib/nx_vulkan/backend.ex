@@ -91,6 +91,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
+  def constant(out, %Complex{} = number, opts),
+    do: Fallback.call(:constant, [out, number, opts], "complex numbers have no Vulkan storage yet")
+
   def constant(out, number, _opts) do
     run(:constant, [out, number, []], out, fn ->
       Native.t_constant(shape_list(out), type_name(out.type), number)
@@ -121,8 +124,7 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def backend_copy(%T{data: %__MODULE__{ref: ref}} = t, __MODULE__, _opts) do
     # Tensors are immutable: a new handle on the same device memory is a full copy.
-    {:ok, new} = Native.t_reshape(ref, shape_list(t))
-    wrap(t, new)
+    run(:backend_copy, [t, t], t, fn -> Native.t_reshape(ref, shape_list(t)) end)
   end
 
   def backend_copy(%T{} = t, Nx.Tensor, opts), do: backend_copy(t, Nx.BinaryBackend, opts)

@@ -109,7 +109,8 @@ defmodule Nx.Vulkan.Backend.Fallback do
     case Nx.Vulkan.Native.t_from_binary(bin, Tuple.to_list(t.shape), Nx.Vulkan.Backend.type_name(t.type)) do
       {:ok, ref} -> %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}
       # A type the device cannot hold (complex, f8...) stays on the host.
-      {:error, _} -> t
+      {:error, {:unsupported, _}} -> t
+      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan: uploading a host fallback result failed (#{kind}): #{msg}"
     end
   end
 

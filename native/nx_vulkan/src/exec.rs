@@ -72,6 +72,8 @@ struct Recording {
     written: HashSet<u64>,
     read: HashSet<u64>,
     in_flight: VecDeque<Submitted>,
+    /// Set when a submit failed (see `submit_locked`).
+    failed: Option<Error>,
 }
 
 struct Submitted {
@@ -124,13 +126,18 @@ fn full_barrier() -> DependencyInfo {
     }
 }
 
-fn host_read_barrier() -> DependencyInfo {
+/// Ends every batch: its writes become visible to host reads *and* to every later
+/// command on the queue, including later submissions (the hazard sets restart empty with
+/// each batch, so this barrier is what orders work across batches).
+fn end_of_batch_barrier() -> DependencyInfo {
     DependencyInfo {
         memory_barriers: vec![MemoryBarrier {
             src_stages: PipelineStages::ALL_COMMANDS,
             src_access: AccessFlags::MEMORY_WRITE,
-            dst_stages: PipelineStages::HOST,
-            dst_access: AccessFlags::HOST_READ,
+            dst_stages: PipelineStages::ALL_COMMANDS | PipelineStages::HOST,
+            dst_access: AccessFlags::MEMORY_READ
+                | AccessFlags::MEMORY_WRITE
+                | AccessFlags::HOST_READ,
             ..Default::default()
         }]
         .into(),
@@ -159,6 +166,7 @@ impl Stream {
                 written: HashSet::new(),
                 read: HashSet::new(),
                 in_flight: VecDeque::new(),
+                failed: None,
             }),
             completed: AtomicU64::new(0),
             dispatches: AtomicU64::new(0),
@@ -191,7 +199,11 @@ impl Stream {
         pipeline: Option<&Arc<ComputePipeline>>,
         record: impl FnOnce(&mut RecordingCommandBuffer) -> Result<()>,
     ) -> Result<()> {
-        let mut st = self.lock();
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
         if st.cb.is_none() {
             let cb = RecordingCommandBuffer::new(
                 self.cb_alloc.clone(),
@@ -244,7 +256,11 @@ impl Stream {
         }
         st.commands += 1;
         if st.commands >= BATCH_COMMANDS {
-            self.submit_locked(st)?;
+            let backlog = self.submit_locked(st)?;
+            drop(guard);
+            if let Some(f) = backlog {
+                wait_fence(&f)?;
+            }
         }
         Ok(())
     }
@@ -296,12 +312,26 @@ impl Stream {
         })
     }
 
-    fn submit_locked(&self, st: &mut Recording) -> Result<()> {
+    /// Submits the open batch. A failure here loses recorded work whose ops already
+    /// returned, so it poisons the stream: every later record or wait returns the error.
+    fn submit_locked(&self, st: &mut Recording) -> Result<Option<Arc<Fence>>> {
+        let r = self.try_submit_locked(st);
+        if let Err(e) = &r {
+            st.failed = Some(Error::Vulkan(format!(
+                "a batch of GPU work failed to submit, results since are lost: {e}"
+            )));
+        }
+        r
+    }
+
+    /// Returns the fence to wait for when too many batches are in flight (the caller
+    /// waits after releasing the lock).
+    fn try_submit_locked(&self, st: &mut Recording) -> Result<Option<Arc<Fence>>> {
         let Some(Open(mut cb)) = st.cb.take() else {
-            return Ok(());
+            return Ok(None);
         };
         let t0 = std::time::Instant::now();
-        unsafe { cb.pipeline_barrier_unchecked(&host_read_barrier()) };
+        unsafe { cb.pipeline_barrier_unchecked(&end_of_batch_barrier()) };
         let finished = Arc::new(Finished(unsafe { cb.end() }?));
         let fence = self.fences.take()?;
         let handles = [finished.0.handle()];
@@ -334,14 +364,11 @@ impl Stream {
         st.written.clear();
         st.read.clear();
         st.bound = None;
-        if st.in_flight.len() > MAX_IN_FLIGHT {
-            let oldest = st.in_flight.front().map(|s| s.fence.clone());
-            if let Some(f) = oldest {
-                wait_fence(&f)?;
-            }
-        }
         self.retire_locked(st)?;
-        Ok(())
+        if st.in_flight.len() > MAX_IN_FLIGHT {
+            return Ok(st.in_flight.front().map(|s| s.fence.clone()));
+        }
+        Ok(None)
     }
 
     /// Drops completed batches (releasing their blocks). Called with the state locked,
@@ -361,8 +388,11 @@ impl Stream {
 
     /// Submits the open batch, if any, without waiting.
     pub fn flush(&self) -> Result<()> {
-        let mut st = self.lock();
-        self.submit_locked(&mut st)
+        let backlog = self.submit_locked(&mut self.lock())?;
+        if let Some(f) = backlog {
+            wait_fence(&f)?;
+        }
+        Ok(())
     }
 
     /// Blocks until every batch up to and including `seq` has completed. Submits the
@@ -373,6 +403,9 @@ impl Stream {
         }
         let fence = {
             let mut st = self.lock();
+            if let Some(e) = &st.failed {
+                return Err(e.clone());
+            }
             if st.seq <= seq && st.cb.is_some() {
                 self.submit_locked(&mut st)?;
             }

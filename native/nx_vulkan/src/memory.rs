@@ -169,6 +169,11 @@ impl Memory {
             None => match self.create(kind, class) {
                 Ok(b) => b,
                 Err(Error::OutOfMemory(_)) => {
+                    // Finished batches still hold dropped tensors' blocks until they are
+                    // retired: wait for the GPU, then free every idle block, then retry.
+                    if let Ok(e) = crate::engine::engine() {
+                        e.stream.synchronize()?;
+                    }
                     self.trim(0);
                     self.create(kind, class)?
                 }

@@ -61,8 +61,8 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
     Ok(atom_map(env, &pairs))
 }
 
-/// Memory and execution counters.
-#[rustler::nif]
+/// Memory and execution counters (dirty: the first call may open the device).
+#[rustler::nif(schedule = "DirtyIo")]
 fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
     let e = wrap("stats", engine())?;
     let m = e.memory.stats();
