@@ -75,58 +75,49 @@ fn op_issue(iters: usize) {
     );
 }
 
-fn add_throughput(n: usize, reps: usize, burst: usize) {
+/// Median seconds per launch of `op` (a warm-up launch with a download first, then `reps`
+/// bursts of `burst` launches, each burst ended by one synchronisation).
+fn burst_seconds(reps: usize, burst: usize, op: &dyn Fn() -> Tensor) -> f64 {
     let e = engine().unwrap();
-    let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
-    let tb = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 2)).unwrap();
-    let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32)
-        .unwrap()
-        .to_bytes()
-        .unwrap();
+    let _ = op().to_bytes().unwrap();
     let mut times = Vec::new();
     for _ in 0..reps {
         let t0 = Instant::now();
         for _ in 0..burst {
-            let _ = binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32).unwrap();
+            let _ = op();
         }
         e.stream.synchronize().unwrap();
         times.push(t0.elapsed().as_secs_f64() / burst as f64);
     }
-    let t = median(times);
-    let gbs = (3 * n * 4) as f64 / t / 1e9;
+    median(times)
+}
+
+fn emit_throughput(figure: &str, n: usize, bytes: usize, t: f64) {
+    let extra = format!(",\"time_us\":{:.1}", t * 1e6);
     emit(
-        "add_f32",
+        figure,
         &format!("{n}"),
-        gbs,
+        bytes as f64 / t / 1e9,
         "GB/s",
-        &format!(",\"time_us\":{:.1}", t * 1e6),
+        &extra,
     );
 }
 
-fn sum_throughput(n: usize, reps: usize, burst: usize) {
-    let e = engine().unwrap();
+fn add_throughput(n: usize, reps: usize, burst: usize) {
     let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
-    let mut times = Vec::new();
-    let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32)
-        .unwrap()
-        .to_bytes()
-        .unwrap();
-    for _ in 0..reps {
-        let t0 = Instant::now();
-        for _ in 0..burst {
-            let _ = reduce(ReduceOp::Sum, &ta, None, false, DType::F32).unwrap();
-        }
-        e.stream.synchronize().unwrap();
-        times.push(t0.elapsed().as_secs_f64() / burst as f64);
-    }
-    let t = median(times);
-    emit(
-        "sum_f32",
-        &format!("{n}"),
-        (n * 4) as f64 / t / 1e9,
-        "GB/s",
-        &format!(",\"time_us\":{:.1}", t * 1e6),
-    );
+    let tb = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 2)).unwrap();
+    let t = burst_seconds(reps, burst, &|| {
+        binary(BinaryOp::Add, &ta, &tb, &[n], DType::F32).unwrap()
+    });
+    emit_throughput("add_f32", n, 3 * n * 4, t);
+}
+
+fn sum_throughput(n: usize, reps: usize, burst: usize) {
+    let ta = Tensor::from_bytes(&[n], DType::F32, &f32_bytes(n, 1)).unwrap();
+    let t = burst_seconds(reps, burst, &|| {
+        reduce(ReduceOp::Sum, &ta, None, false, DType::F32).unwrap()
+    });
+    emit_throughput("sum_f32", n, n * 4, t);
 }
 
 fn matmul(n: usize, reps: usize) {
