@@ -1,13 +1,17 @@
 //! Op-level benchmarks of the engine alone (no BEAM). Prints one JSON object per figure.
 //!
-//!     cargo run --release --example engine_bench -- [--quick] [--large]
+//!     cargo run --release --example engine_bench -- [--quick] [--large] [--tiny]
+//!
+//! `--tiny` runs only a few tiny round trips (with `NX_VULKAN_TRACE=1`, to time each submit
+//! and wait).
 //!
 //! Each figure is the median of repeated runs after warm-up. Throughput figures time a
 //! burst of launches followed by one synchronisation, so the host wait is amortised.
 
 use nx_vulkan::ops::dot::dot;
-use nx_vulkan::ops::elementwise::{binary, BinaryOp};
+use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
+use nx_vulkan::ops::shape::transpose;
 use nx_vulkan::{engine, DType, Tensor};
 use std::time::Instant;
 
@@ -120,6 +124,45 @@ fn sum_throughput(n: usize, reps: usize, burst: usize) {
     emit_throughput("sum_f32", n, n * 4, t);
 }
 
+fn square(n: usize) -> Tensor {
+    Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 3)).unwrap()
+}
+
+fn sum_axis0(n: usize, reps: usize, burst: usize) {
+    let t = square(n);
+    let s = burst_seconds(reps, burst, &|| {
+        reduce(ReduceOp::Sum, &t, Some(&[0]), false, DType::F32).unwrap()
+    });
+    emit_throughput("sum_axis0_f32", n * n, n * n * 4, s);
+}
+
+fn transpose_2d(n: usize, reps: usize, burst: usize) {
+    let t = square(n);
+    let s = burst_seconds(reps, burst, &|| transpose(&t, &[1, 0]).unwrap());
+    emit_throughput("transpose_f32", n * n, 2 * n * n * 4, s);
+}
+
+/// Softmax over the rows of an n x n matrix as Nx computes it without fusion:
+/// exp(x - max) / sum(exp(x - max)), five launches.
+fn softmax_rows(n: usize, reps: usize, burst: usize) {
+    let t = square(n);
+    let f = DType::F32;
+    let s = burst_seconds(reps, burst, &|| {
+        let m = reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap();
+        let x = binary(BinaryOp::Subtract, &t, &m, &[n, n], f).unwrap();
+        let e = unary(UnaryOp::Exp, &x, f).unwrap();
+        let z = reduce(ReduceOp::Sum, &e, Some(&[1]), true, f).unwrap();
+        binary(BinaryOp::Divide, &e, &z, &[n, n], f).unwrap()
+    });
+    emit(
+        "softmax_rows_f32",
+        &format!("{}", n * n),
+        s * 1e6,
+        "us",
+        ",\"what\":\"max, subtract, exp, sum, divide (unfused)\"",
+    );
+}
+
 fn matmul(n: usize, reps: usize) {
     let e = engine().unwrap();
     let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
@@ -156,6 +199,11 @@ fn main() {
         e.info().device_type,
         e.info().driver
     );
+    if args.iter().any(|a| a == "--tiny") {
+        // For NX_VULKAN_TRACE=1: a few round trips whose submits and waits the trace times.
+        tiny_roundtrip(20);
+        return;
+    }
     tiny_roundtrip(if quick { 500 } else { 3000 });
     op_issue(if quick { 2000 } else { 20000 });
     // --quick (lavapipe): one timed launch per figure; a GPU run takes the median of 9
@@ -163,14 +211,19 @@ fn main() {
     let (reps, burst) = if quick { (1, 1) } else { (9, 10) };
     add_throughput(1 << 24, reps, burst);
     sum_throughput(1 << 24, reps, burst);
+    let side = if quick { 1024 } else { 4096 };
+    sum_axis0(side, reps, burst);
+    transpose_2d(side, reps, burst);
+    softmax_rows(side, reps, burst);
     if large {
         add_throughput(1 << 28, 5, burst);
     }
-    for n in if quick {
-        vec![256, 1024]
+    let sizes: &[usize] = if quick {
+        &[256, 1024]
     } else {
-        vec![256, 1024, 4096]
-    } {
+        &[256, 512, 1024, 2048, 4096, 8192]
+    };
+    for &n in sizes {
         matmul(n, if n >= 4096 { 3 } else { 7 });
     }
 }

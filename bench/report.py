@@ -44,6 +44,10 @@ def main():
             if p and p["value"]:
                 ratio = r["value"] / p["value"] if r["unit"] in ("GB/s", "TFLOP/s") else p["value"] / r["value"]
             table.append({**r, "caller": caller, "peer": p["value"] if p else None, "ratio": ratio})
+    ours_keys = {key(r) for r in ours}
+    missing = [r for r in peer if key(r) not in ours_keys]
+    for r in missing:
+        table.append({**r, "caller": "(not run by us)", "value": None, "peer": r["value"], "ratio": None})
     result = {"device": ours_meta, "peer": peer_name, "env": env, "rows": table}
     os.makedirs("bench/results", exist_ok=True)
     with open(f"bench/results/{name}.json", "w") as f:
@@ -59,12 +63,48 @@ def main():
     for r in table:
         peer_v = f"{r['peer']:.4g}" if r["peer"] is not None else "–"
         ratio = f"{r['ratio']:.2f}×" if r["ratio"] is not None else "–"
-        lines.append(f"| {r['caller']} | {r['figure']} | {r['size']} | {r['value']:.4g} | {peer_v} | {r['unit']} | {ratio} |")
+        ours_v = f"{r['value']:.4g}" if r["value"] is not None else "–"
+        lines.append(f"| {r['caller']} | {r['figure']} | {r['size']} | {ours_v} | {peer_v} | {r['unit']} | {ratio} |")
     if env:
         lines += ["", "```", env.strip(), "```"]
     with open(f"bench/results/{name}.md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
+    plot(name, ours, peer, peer_name)
+
+
+def plot(name, ours, peer, peer_name):
+    """bench/results/<name>-matmul.png: TFLOP/s against matrix size, ours and the peer's."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: no plot)")
+        return
+    series = {}
+    for who, rows in (("Nx.Vulkan", ours), (peer_name, peer)):
+        for r in rows:
+            if r["unit"] == "TFLOP/s":
+                series.setdefault(f"{who} {r['figure']}", []).append((int(r["size"]), r["value"]))
+    if not series:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, pts in sorted(series.items()):
+        pts.sort()
+        style = "-o" if label.startswith("Nx.Vulkan") else "--s"
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (n x n @ n x n)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"matmul on {name}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(f"bench/results/{name}-matmul.png", dpi=110)
+    print(f"wrote bench/results/{name}-matmul.png")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.jso
 fi
 [ -f .beam/beam.tgz ] && tar xzf .beam/beam.tgz -C /
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; uname -a; } > "$OUT/env.txt" 2>&1
+echo "== trace"
+NX_VULKAN_TRACE=1 timeout 60 target/release/examples/engine_bench --tiny > "$OUT/trace.txt" 2>&1
+tail -30 "$OUT/trace.txt"
 echo "== engine"
 timeout 240 target/release/examples/engine_bench --large | tee "$OUT/engine.jsonl"
 echo "== elixir"

@@ -72,11 +72,33 @@ def sum_(n):
     emit("sum_f32", str(n), n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
 
 
-def matmul(n):
-    a = torch.rand(n, n, device=dev)
-    b = torch.rand(n, n, device=dev)
+def square(n):
+    return torch.rand(n, n, device=dev)
+
+
+def sum_axis0(n):
+    a = square(n)
+    t = timed_burst(lambda: a.sum(0), 9, 10)
+    emit("sum_axis0_f32", str(n * n), n * n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
+
+
+def transpose(n):
+    a = square(n)
+    t = timed_burst(lambda: a.t().contiguous(), 9, 10)
+    emit("transpose_f32", str(n * n), 2 * n * n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
+
+
+def softmax_rows(n):
+    a = square(n)
+    t = timed_burst(lambda: torch.softmax(a, dim=1), 9, 10)
+    emit("softmax_rows_f32", str(n * n), t * 1e6, "us", what="torch.softmax(dim=1)")
+
+
+def matmul(n, dtype=torch.float32, figure="matmul_f32"):
+    a = torch.rand(n, n, device=dev, dtype=dtype)
+    b = torch.rand(n, n, device=dev, dtype=dtype)
     t = timed_burst(lambda: a @ b, 5, 3)
-    emit("matmul_f32", str(n), 2 * n**3 / t / 1e12, "TFLOP/s", time_us=round(t * 1e6, 1))
+    emit(figure, str(n), 2 * n**3 / t / 1e12, "TFLOP/s", time_us=round(t * 1e6, 1))
 
 
 if __name__ == "__main__":
@@ -85,7 +107,13 @@ if __name__ == "__main__":
     op_issue()
     add(1 << 24)
     sum_(1 << 24)
+    sum_axis0(4096)
+    transpose(4096)
+    softmax_rows(4096)
     if "--large" in sys.argv:
         add(1 << 28)
-    for n in (256, 1024, 4096):
+    for n in (256, 512, 1024, 2048, 4096, 8192):
         matmul(n)
+    for n in (256, 1024, 4096, 8192):
+        matmul(n, torch.float16, "matmul_f16")
+        matmul(n, torch.bfloat16, "matmul_bf16")

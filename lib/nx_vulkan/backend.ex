@@ -291,6 +291,52 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
+  ## Selection and indexing
+
+  @impl true
+  def select(out, pred, on_true, on_false) do
+    run(:select, [out, pred, on_true, on_false], out, fn ->
+      Native.t_select(ref!(pred), ref!(on_true), ref!(on_false), shape_list(out), type_name(out.type))
+    end)
+  end
+
+  @impl true
+  def clip(out, t, min, max) do
+    run(:clip, [out, t, min, max], out, fn ->
+      Native.t_clip(ref!(t), ref!(min), ref!(max), type_name(out.type))
+    end)
+  end
+
+  # Indices out of range are clamped to their axis (as in EXLA); Nx.BinaryBackend raises.
+  @impl true
+  def gather(out, t, indices, opts) do
+    run(:gather, [out, t, indices, opts], out, fn ->
+      Native.t_gather(ref!(t), ref!(indices), opts[:axes])
+    end)
+  end
+
+  # Duplicate positions: the last update wins (indexed_put) or all are summed (indexed_add,
+  # floats in f64 as Nx.BinaryBackend does); out-of-range indices are clamped.
+  for {op, put} <- [indexed_put: true, indexed_add: false] do
+    @impl true
+    def unquote(op)(out, target, indices, updates, opts) do
+      run(unquote(op), [out, target, indices, updates, opts], out, fn ->
+        Native.t_indexed(unquote(put), ref!(target), ref!(indices), ref!(updates), opts[:axes], type_name(out.type))
+      end)
+    end
+  end
+
+  ## Sorting (stable; ascending puts NaN last, descending first, as Nx.BinaryBackend)
+
+  for {op, indices} <- [sort: false, argsort: true] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      run(unquote(op), [out, t, opts], out, fn ->
+        Native.t_sort(ref!(t), opts[:axis], opts[:direction] == :desc, unquote(indices), type_name(out.type))
+      end)
+    end
+  end
+
   ## Linear algebra
 
   @impl true

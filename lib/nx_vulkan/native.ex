@@ -52,4 +52,9 @@ defmodule Nx.Vulkan.Native do
   def t_concatenate(_refs, _axis, _type), do: err()
   def t_reverse(_ref, _axes), do: err()
   def t_pad(_ref, _value, _config, _type), do: err()
+  def t_select(_pred, _on_true, _on_false, _shape, _type), do: err()
+  def t_clip(_ref, _min, _max, _type), do: err()
+  def t_gather(_ref, _indices, _axes), do: err()
+  def t_indexed(_put, _target, _indices, _updates, _axes, _type), do: err()
+  def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
 end

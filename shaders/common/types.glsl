@@ -201,12 +201,12 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
 }
 
 // Grid-stride helpers: kernels are launched with at most 65535 groups per axis and loop.
-uint global_index() {
-    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-}
-uint global_threads() {
-    return gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x;
-}
+// Macros, not functions: a function here would be compiled before the kernel declares its
+// `local_size_x`, and glslang folds gl_WorkGroupSize to (1, 1, 1) there, which made every
+// invocation walk 1/256 of the stride (each element written 256 times).
+#define global_index() \
+    (gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x)
+#define global_threads() (gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_WorkGroupSize.x)
 
 // Offset of output element `i` (row-major over `dims`) in an input with element `strides`.
 #define MAX_RANK 6

@@ -205,6 +205,7 @@ impl Gpu {
             shader_int64: sup.shader_int64,
             shader_float64: sup.shader_float64,
             shader_float16: sup.shader_float16,
+            shader_buffer_int64_atomics: sup.shader_buffer_int64_atomics,
             synchronization2: sup.synchronization2,
             ..DeviceFeatures::empty()
         };

@@ -107,6 +107,11 @@ impl DType {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
 
+    /// True for the integer types (signed or not).
+    pub fn is_int(self) -> bool {
+        !self.is_float()
+    }
+
     /// True for the signed integer types.
     pub fn is_signed_int(self) -> bool {
         matches!(self, DType::S8 | DType::S16 | DType::S32 | DType::S64)

@@ -205,6 +205,7 @@ impl Stream {
             return Err(e.clone());
         }
         if st.cb.is_none() {
+            let t0 = std::time::Instant::now();
             let cb = RecordingCommandBuffer::new(
                 self.cb_alloc.clone(),
                 self.queue.queue_family_index(),
@@ -214,6 +215,9 @@ impl Stream {
                     ..Default::default()
                 },
             )?;
+            if trace() {
+                eprintln!("[nx_vulkan] begin {}: {:?}", st.seq, t0.elapsed());
+            }
             st.cb = Some(Open(cb));
             st.bound = None;
         }
@@ -333,7 +337,9 @@ impl Stream {
         let t0 = std::time::Instant::now();
         unsafe { cb.pipeline_barrier_unchecked(&end_of_batch_barrier()) };
         let finished = Arc::new(Finished(unsafe { cb.end() }?));
+        let t_end = t0.elapsed();
         let fence = self.fences.take()?;
+        let t_fence = t0.elapsed();
         let handles = [finished.0.handle()];
         let submit = ash::vk::SubmitInfo::default().command_buffers(&handles);
         let fns = self.queue.device().fns();
@@ -346,10 +352,12 @@ impl Stream {
         self.submits.fetch_add(1, Ordering::Relaxed);
         if trace() {
             eprintln!(
-                "[nx_vulkan] submit {} ({} commands): {:?}",
+                "[nx_vulkan] submit {} ({} commands): {:?} (end {:?}, fence {:?})",
                 st.seq,
                 st.commands,
-                t0.elapsed()
+                t0.elapsed(),
+                t_end,
+                t_fence - t_end
             );
         }
         st.in_flight.push_back(Submitted {

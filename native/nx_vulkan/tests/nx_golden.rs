@@ -14,7 +14,7 @@ mod golden;
 use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
-use nx_vulkan::ops::{creation, dot, shape};
+use nx_vulkan::ops::{creation, dot, indexing, scatter, shape, sort};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -252,6 +252,48 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
                 },
                 k,
             ))
+        }
+        "select" => {
+            let (p, x, y) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?, tensor_arg(&a[2])?);
+            exact(engine(indexing::select(&p, &x, &y, &out_shape, out_ty))?)
+        }
+        "clip" => {
+            let (x, lo, hi) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?, tensor_arg(&a[2])?);
+            exact(engine(indexing::clip(&x, &lo, &hi, out_ty))?)
+        }
+        "gather" => {
+            let (x, idx) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?);
+            let axes = usizes(&opts(&a[2])["axes"]);
+            exact(engine(indexing::gather(&x, &idx, &axes))?)
+        }
+        "indexed_put" | "indexed_add" => {
+            let (x, idx, upd) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?, tensor_arg(&a[2])?);
+            let axes = usizes(&opts(&a[3])["axes"]);
+            if op == "indexed_put" {
+                exact(engine(scatter::indexed_put(&x, &idx, &upd, &axes, out_ty))?)
+            } else {
+                let t = engine(scatter::indexed_add(&x, &idx, &upd, &axes, out_ty))?;
+                Ok((
+                    t,
+                    if out_ty.is_float() {
+                        Tol::Accum
+                    } else {
+                        Tol::Exact
+                    },
+                    idx.shape[0].max(1),
+                ))
+            }
+        }
+        "sort" | "argsort" => {
+            let x = tensor_arg(&a[0])?;
+            let o = opts(&a[1]);
+            let axis = o["axis"].as_u64().unwrap() as usize;
+            let desc = o["direction"].as_str() == Some("desc");
+            if op == "sort" {
+                exact(engine(sort::sort(&x, axis, desc))?)
+            } else {
+                exact(engine(sort::argsort(&x, axis, desc, out_ty))?)
+            }
         }
         other => Err(Skip::Unsupported(format!("op {other}"))),
     }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use nx_vulkan::ops::shape::{broadcast, reshape, squeeze, transpose};
+use nx_vulkan::ops::shape::{broadcast, copy_strided, reshape, squeeze, transpose};
 use nx_vulkan::{DType, Error, Tensor};
 use std::sync::Arc;
 
@@ -270,6 +270,52 @@ fn transpose_rank_2_4_5() {
     }
     // Rank 6 with nothing to merge: the kernels' maximum rank.
     check_transpose(&[2, 3, 2, 3, 2, 3], &[5, 4, 3, 2, 1, 0], &mut rng);
+}
+
+/// Layouts the tiled kernel takes (both tile axes at least 16 long): ragged tile edges,
+/// batch axes on either side, and every element width.
+#[test]
+fn transpose_tiled_layouts() {
+    let mut rng = Rng::new(5);
+    for axes in permutations(3) {
+        check_transpose(&[3, 40, 50], &axes, &mut rng);
+    }
+    check_transpose(&[16, 16], &[1, 0], &mut rng);
+    check_transpose(&[33, 65], &[1, 0], &mut rng);
+    check_transpose(&[2, 17, 3, 33], &[0, 3, 2, 1], &mut rng);
+    check_transpose(&[2, 17, 3, 33], &[3, 1, 0, 2], &mut rng);
+    check_transpose(&[2, 2, 2, 2, 20, 20], &[0, 1, 2, 3, 5, 4], &mut rng);
+    check_transpose(&[2, 20, 2, 2, 2, 20], &[5, 4, 3, 2, 1, 0], &mut rng);
+}
+
+/// The tiled kernel with source and destination offsets: a transposed window of a larger
+/// source written into the middle of a larger destination.
+#[test]
+fn tiled_copy_with_offsets() {
+    let (rows, cols) = (40, 50);
+    let src: Vec<u32> = (0..(rows * cols + 7) as u32).collect();
+    let s = upload(&[src.len()], DType::U32, &src);
+    let dst_len = rows * cols + 11;
+    let d = upload(&[dst_len], DType::U32, &vec![u32::MAX; dst_len]);
+    // dst[5 + c * rows + r] = src[7 + r * cols + c] over (r, c) in rows x cols.
+    copy_strided(
+        &s,
+        &[cols as isize, 1],
+        7,
+        &d,
+        &[1, rows as isize],
+        5,
+        &[rows, cols],
+    )
+    .unwrap();
+    let got: Vec<u32> = download(&d);
+    let mut want = vec![u32::MAX; dst_len];
+    for r in 0..rows {
+        for c in 0..cols {
+            want[5 + c * rows + r] = src[7 + r * cols + c];
+        }
+    }
+    assert_eq!(got, want);
 }
 
 #[test]

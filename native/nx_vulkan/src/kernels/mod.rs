@@ -33,8 +33,30 @@ pub enum Kernel {
     ArgReduce(Compute),
     Matmul(Compute),
     Index(Compute),
+    Sort(Compute),
     /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
     Copy(u8),
+    /// Tiled copy between layouts contiguous along different axes (transposes).
+    Transpose(u8),
+    /// `select` over elements of this many bytes.
+    Select(u8),
+    /// `gather` of elements of this many bytes.
+    Gather(u8),
+    /// `indexed_put` of elements of this many bytes (and its winner pass).
+    Scatter(u8),
+    /// `indexed_add` into an accumulator.
+    ScatterAdd(Accumulator),
+}
+
+/// The accumulator types of `indexed_add`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Accumulator {
+    /// 32-bit integers (wrapping; also serves 8- and 16-bit types).
+    I32,
+    /// 64-bit integers (64-bit atomics).
+    I64,
+    /// f64 by compare-and-swap (64-bit atomics and shaderFloat64).
+    F64,
 }
 
 /// What a pipeline is built from.
@@ -94,10 +116,35 @@ fn loader(k: Kernel) -> Loader {
         Kernel::Index(U32) => index_u32::load,
         Kernel::Index(I64) => index_i64::load,
         Kernel::Index(U64) => index_u64::load,
+        Kernel::Sort(F32) => sort_f32::load,
+        Kernel::Sort(F64) => sort_f64::load,
+        Kernel::Sort(I32) => sort_i32::load,
+        Kernel::Sort(U32) => sort_u32::load,
+        Kernel::Sort(I64) => sort_i64::load,
+        Kernel::Sort(U64) => sort_u64::load,
         Kernel::Copy(1) => copy_w8::load,
         Kernel::Copy(2) => copy_w16::load,
         Kernel::Copy(4) => copy_w32::load,
         Kernel::Copy(_) => copy_w64::load,
+        Kernel::Transpose(1) => transpose_w8::load,
+        Kernel::Transpose(2) => transpose_w16::load,
+        Kernel::Transpose(4) => transpose_w32::load,
+        Kernel::Transpose(_) => transpose_w64::load,
+        Kernel::Select(1) => select_w8::load,
+        Kernel::Select(2) => select_w16::load,
+        Kernel::Select(4) => select_w32::load,
+        Kernel::Select(_) => select_w64::load,
+        Kernel::Gather(1) => gather_w8::load,
+        Kernel::Gather(2) => gather_w16::load,
+        Kernel::Gather(4) => gather_w32::load,
+        Kernel::Gather(_) => gather_w64::load,
+        Kernel::Scatter(1) => scatter_w8::load,
+        Kernel::Scatter(2) => scatter_w16::load,
+        Kernel::Scatter(4) => scatter_w32::load,
+        Kernel::Scatter(_) => scatter_w64::load,
+        Kernel::ScatterAdd(Accumulator::I32) => scatter_add_i32::load,
+        Kernel::ScatterAdd(Accumulator::I64) => scatter_add_i64::load,
+        Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
     }
 }
 
@@ -108,8 +155,16 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Reduce(c)
         | Kernel::ArgReduce(c)
         | Kernel::Matmul(c)
-        | Kernel::Index(c) => Some(c),
-        Kernel::Copy(_) => None,
+        | Kernel::Index(c)
+        | Kernel::Sort(c) => Some(c),
+        Kernel::ScatterAdd(Accumulator::F64) => Some(Compute::F64),
+        Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
+        Kernel::Copy(_)
+        | Kernel::Transpose(_)
+        | Kernel::Select(_)
+        | Kernel::Gather(_)
+        | Kernel::Scatter(_)
+        | Kernel::ScatterAdd(Accumulator::I32) => None,
     }
 }
 
@@ -178,6 +233,15 @@ impl Kernels {
             Some(Compute::F64) if !(f.shader_float64 && f.shader_int64) => {
                 Err(Error::Unsupported(format!(
                     "f64 needs shaderFloat64, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
+            _ if matches!(k, Kernel::ScatterAdd(Accumulator::I64 | Accumulator::F64))
+                && !f.shader_buffer_int64_atomics =>
+            {
+                Err(Error::Unsupported(format!(
+                    "indexed_add on 64-bit and float types needs shaderBufferInt64Atomics, \
+                     which {} lacks",
                     self.device.physical_device().properties().device_name
                 )))
             }

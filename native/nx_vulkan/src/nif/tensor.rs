@@ -3,7 +3,7 @@
 
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
 use crate::error::Error;
-use crate::ops::{creation, dot, elementwise, reduce, shape};
+use crate::ops::{creation, dot, elementwise, indexing, reduce, scatter, shape, sort};
 use crate::tensor::Tensor;
 use rustler::{Binary, Env, OwnedBinary, ResourceArc};
 use std::sync::Mutex;
@@ -215,4 +215,59 @@ fn t_pad(r: Ref, value: Ref, config: Vec<(isize, isize, usize)>, ty: String) -> 
     let (t, v) = (get("pad", &r)?, get("pad", &value)?);
     let to = dtype("pad", &ty)?;
     out("pad", shape::pad(&t, &v, &config, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_select(pred: Ref, on_true: Ref, on_false: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+    let (p, a, b) = (
+        get("select", &pred)?,
+        get("select", &on_true)?,
+        get("select", &on_false)?,
+    );
+    let to = dtype("select", &ty)?;
+    out("select", indexing::select(&p, &a, &b, &shp, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_clip(r: Ref, min: Ref, max: Ref, ty: String) -> NifOut<Ref> {
+    let (t, lo, hi) = (get("clip", &r)?, get("clip", &min)?, get("clip", &max)?);
+    let to = dtype("clip", &ty)?;
+    out("clip", indexing::clip(&t, &lo, &hi, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_gather(r: Ref, indices: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+    let (t, i) = (get("gather", &r)?, get("gather", &indices)?);
+    out("gather", indexing::gather(&t, &i, &axes))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_indexed(
+    put: bool,
+    target: Ref,
+    indices: Ref,
+    updates: Ref,
+    axes: Vec<usize>,
+    ty: String,
+) -> NifOut<Ref> {
+    let op = if put { "indexed_put" } else { "indexed_add" };
+    let (t, i, u) = (get(op, &target)?, get(op, &indices)?, get(op, &updates)?);
+    let to = dtype(op, &ty)?;
+    if put {
+        out(op, scatter::indexed_put(&t, &i, &u, &axes, to))
+    } else {
+        out(op, scatter::indexed_add(&t, &i, &u, &axes, to))
+    }
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_sort(r: Ref, axis: usize, desc: bool, indices: bool, ty: String) -> NifOut<Ref> {
+    let op = if indices { "argsort" } else { "sort" };
+    let t = get(op, &r)?;
+    if indices {
+        let to = dtype(op, &ty)?;
+        out(op, sort::argsort(&t, axis, desc, to))
+    } else {
+        out(op, sort::sort(&t, axis, desc))
+    }
 }

@@ -2,12 +2,16 @@
 //! them, computes the output shape and type the way Nx does, and records kernel launches.
 //! Nothing here waits for the GPU.
 
+pub mod copy;
 pub mod creation;
 pub mod dot;
 pub mod elementwise;
+pub mod indexing;
 pub mod layout;
 pub mod reduce;
+pub mod scatter;
 pub mod shape;
+pub mod sort;
 
 use crate::dtype::{Compute, DType};
 use crate::engine::engine;
@@ -20,7 +24,7 @@ use std::sync::Arc;
 /// Workgroup width of the element-wise kernels.
 const GROUP: u64 = 256;
 /// Largest group count per grid axis every Vulkan device accepts.
-const MAX_GROUPS: u64 = 65535;
+pub(crate) const MAX_GROUPS: u64 = 65535;
 
 /// A 2-D grid for `threads` invocations of 256-wide groups. Kernels loop over what does
 /// not fit (grid-stride), so any element count works within the 65,535-per-axis limit.
@@ -82,12 +86,16 @@ impl PushWords {
         self.u(v as u32)
     }
     /// A fixed-size array of `MAX_RANK` words, zero-padded.
-    pub(crate) fn array(mut self, vals: impl IntoIterator<Item = u32>) -> Self {
+    pub(crate) fn array(self, vals: impl IntoIterator<Item = u32>) -> Self {
+        self.array_n(vals, layout::MAX_RANK)
+    }
+    /// A fixed-size array of `len` words, zero-padded.
+    pub(crate) fn array_n(mut self, vals: impl IntoIterator<Item = u32>, len: usize) -> Self {
         let start = self.len;
-        for (k, v) in vals.into_iter().enumerate() {
+        for (k, v) in vals.into_iter().take(len).enumerate() {
             self.words[start + k] = v;
         }
-        self.len = start + layout::MAX_RANK;
+        self.len = start + len;
         self
     }
     pub(crate) fn words(&self) -> &Push {

@@ -1,54 +1,11 @@
 //! Shape ops: reshape and squeeze touch only metadata; broadcast and transpose (and any
 //! other strided rearrangement) run the raw copy kernel.
 
-use super::layout::{broadcast_axes_strides, check_permutation, contiguous_strides, simplify};
-use super::{grid, i32_of, launch, read, u32_of, write, PushWords};
+pub use super::copy::copy_strided;
+use super::layout::{broadcast_axes_strides, check_permutation, contiguous_strides};
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::kernels::Kernel;
 use crate::tensor::{numel, Tensor};
-
-/// Records a strided copy over the index space `dims`: for every coordinate `c`,
-/// `dst[dst_off + c.dst_strides] = src[src_off + c.src_strides]` (element units).
-pub fn copy_strided(
-    src: &Tensor,
-    src_strides: &[isize],
-    src_off: isize,
-    dst: &Tensor,
-    dst_strides: &[isize],
-    dst_off: isize,
-    dims: &[usize],
-) -> Result<()> {
-    let n = numel(dims)?;
-    if n == 0 {
-        return Ok(());
-    }
-    if src.dtype.size() != dst.dtype.size() {
-        return Err(crate::invalid!(
-            "copy between {} and {} elements",
-            src.dtype.name(),
-            dst.dtype.name()
-        ));
-    }
-    let (d, s) = simplify(dims, &[src_strides.to_vec(), dst_strides.to_vec()])?;
-    let push = PushWords::new()
-        .addr(&dst.block)
-        .addr(&src.block)
-        .u(u32_of(n, "element count")?)
-        .u(d.len() as u32)
-        .i(i32_of(dst_off, "offset")?)
-        .i(i32_of(src_off, "offset")?)
-        .array(d.iter().map(|&x| x as u32))
-        .array(s[0].iter().map(|&x| x as i32 as u32))
-        .array(s[1].iter().map(|&x| x as i32 as u32));
-    launch(
-        Kernel::Copy(src.dtype.size() as u8),
-        [0, 0],
-        &push,
-        grid(n as u64),
-        &[read(&src.block), write(&dst.block)],
-    )
-}
 
 /// A new contiguous tensor of shape `dims` whose element `i` is the input's element at
 /// `offset + sum(coord_d(i) * strides[d])`.

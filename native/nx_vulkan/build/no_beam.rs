@@ -36,14 +36,14 @@ const ENIF: &str = "
     time_offset whereis_pid whereis_port
 ";
 
-fn main() {
+/// Writes `no_beam.ld` into `out` and passes it to the linker of tests and examples.
+pub fn write_linker_script(out: &std::path::Path) {
     let mut script = String::new();
     for name in ENIF.split_whitespace() {
         writeln!(script, "PROVIDE(enif_{name} = 0);").unwrap();
     }
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("no_beam.ld");
+    let out = out.join("no_beam.ld");
     std::fs::write(&out, script).unwrap();
     println!("cargo::rustc-link-arg-tests={}", out.display());
     println!("cargo::rustc-link-arg-examples={}", out.display());
-    println!("cargo::rerun-if-changed=build.rs");
 }

@@ -1,0 +1,138 @@
+//! Compiles the GLSL kernels of `shaders/` to optimised SPIR-V with shaderc (the compiler
+//! vulkano-shaders wraps, which offers no optimisation level) and writes `kernels.rs`, the
+//! `load` function of each, for `src/kernels/spirv.rs` to include.
+//!
+//! One table below names every (kernel, defines) variant the engine loads.
+use shaderc::{
+    CompileOptions, Compiler, EnvVersion, IncludeType, OptimizationLevel, ResolvedInclude,
+    ShaderKind, SpirvVersion, TargetEnv,
+};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The six compute classes a typed kernel is built for, with the suffix of its module.
+const COMPUTE: [(&str, &str); 6] = [
+    ("f32", "CT_F32"),
+    ("f64", "CT_F64"),
+    ("i32", "CT_I32"),
+    ("u32", "CT_U32"),
+    ("i64", "CT_I64"),
+    ("u64", "CT_U64"),
+];
+
+/// Kernels built once per compute class: (module prefix, source under `shaders/`).
+const TYPED: [(&str, &str); 7] = [
+    ("unary", "elementwise/unary.comp"),
+    ("binary", "elementwise/binary.comp"),
+    ("reduce", "reduce/reduce.comp"),
+    ("argreduce", "reduce/argreduce.comp"),
+    ("matmul", "linalg/matmul.comp"),
+    ("index", "creation/index.comp"),
+    ("sort", "sort/sort.comp"),
+];
+
+/// Other variants: (module, source, defines).
+const OTHER: [(&str, &str, &[&str]); 25] = [
+    // f32 element-wise kernels whose division and sqrt go through f64 (correctly rounded
+    // where drivers' f32 ones are not); used on devices with shaderFloat64.
+    (
+        "unary_f32x",
+        "elementwise/unary.comp",
+        &["CT_F32", "EXACT_VIA_F64"],
+    ),
+    (
+        "binary_f32x",
+        "elementwise/binary.comp",
+        &["CT_F32", "EXACT_VIA_F64"],
+    ),
+    ("copy_w8", "movement/copy.comp", &["W8"]),
+    ("copy_w16", "movement/copy.comp", &["W16"]),
+    ("copy_w32", "movement/copy.comp", &["W32"]),
+    ("copy_w64", "movement/copy.comp", &["W64"]),
+    ("transpose_w8", "movement/transpose.comp", &["W8"]),
+    ("transpose_w16", "movement/transpose.comp", &["W16"]),
+    ("transpose_w32", "movement/transpose.comp", &["W32"]),
+    ("transpose_w64", "movement/transpose.comp", &["W64"]),
+    ("select_w8", "elementwise/select.comp", &["W8"]),
+    ("select_w16", "elementwise/select.comp", &["W16"]),
+    ("select_w32", "elementwise/select.comp", &["W32"]),
+    ("select_w64", "elementwise/select.comp", &["W64"]),
+    ("gather_w8", "indexing/gather.comp", &["W8"]),
+    ("gather_w16", "indexing/gather.comp", &["W16"]),
+    ("gather_w32", "indexing/gather.comp", &["W32"]),
+    ("gather_w64", "indexing/gather.comp", &["W64"]),
+    ("scatter_w8", "indexing/scatter.comp", &["W8"]),
+    ("scatter_w16", "indexing/scatter.comp", &["W16"]),
+    ("scatter_w32", "indexing/scatter.comp", &["W32"]),
+    ("scatter_w64", "indexing/scatter.comp", &["W64"]),
+    ("scatter_add_i32", "indexing/scatter.comp", &["W32", "ADD"]),
+    ("scatter_add_i64", "indexing/scatter.comp", &["W64", "ADD"]),
+    (
+        "scatter_add_f64",
+        "indexing/scatter.comp",
+        &["W64", "ADD", "FLOAT_ADD"],
+    ),
+];
+
+/// Every variant: (module name, source path relative to `shaders/`, defines).
+fn variants() -> Vec<(String, &'static str, Vec<&'static str>)> {
+    let mut v = Vec::new();
+    for (prefix, src) in TYPED {
+        for (suffix, define) in COMPUTE {
+            v.push((format!("{prefix}_{suffix}"), src, vec![define]));
+        }
+    }
+    for (name, src, defines) in OTHER {
+        v.push((name.to_string(), src, defines.to_vec()));
+    }
+    v
+}
+
+/// Resolves `#include "relative"` against the including file's directory.
+fn include(requested: &str, from: &str) -> Result<ResolvedInclude, String> {
+    let base = Path::new(from).parent().unwrap_or(Path::new("."));
+    let path = base.join(requested);
+    let content = std::fs::read_to_string(&path)
+        .map_err(|e| format!("#include {requested:?} from {from}: {e}"))?;
+    Ok(ResolvedInclude {
+        resolved_name: path.to_string_lossy().into_owned(),
+        content,
+    })
+}
+
+/// Compiles every variant into `out_dir` and writes `out_dir/kernels.rs`.
+pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
+    let compiler = Compiler::new().expect("shaderc: no compiler");
+    let mut modules = String::new();
+    for (name, src, defines) in variants() {
+        let path: PathBuf = shader_dir.join(src);
+        let code = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let mut options = CompileOptions::new().expect("shaderc: no options");
+        options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
+        options.set_target_spirv(SpirvVersion::V1_5);
+        options.set_optimization_level(OptimizationLevel::Performance);
+        options.set_include_callback(|requested, ty, from, _depth| match ty {
+            IncludeType::Relative => include(requested, from),
+            IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),
+        });
+        for d in &defines {
+            options.add_macro_definition(d, Some("1"));
+        }
+        let file = path.to_string_lossy();
+        let artifact = compiler
+            .compile_into_spirv(&code, ShaderKind::Compute, &file, "main", Some(&options))
+            .unwrap_or_else(|e| panic!("compiling {name} ({src} {defines:?}):\n{e}"));
+        let spv = out_dir.join(format!("{name}.spv"));
+        std::fs::write(&spv, artifact.as_binary_u8()).unwrap();
+        writeln!(
+            modules,
+            "/// `shaders/{src}` with {defines:?}.\npub mod {name} {{\n    \
+             /// Creates the shader module on `device`.\n    \
+             pub fn load(device: std::sync::Arc<vulkano::device::Device>) -> super::LoadResult {{\n        \
+             super::load(device, include_bytes!({spv:?}))\n    }}\n}}"
+        )
+        .unwrap();
+    }
+    std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
+}

@@ -1,0 +1,171 @@
+//! Selection and indexing: `select`, `clip` and `gather`. Elements move as bits (kernels
+//! per element width); operands are first converted to the output type where they differ.
+
+use super::elementwise::{as_type, binary, BinaryOp};
+use super::layout::{broadcast_strides, contiguous_strides, simplify, MAX_RANK};
+use super::shape::gather_strided;
+use super::{grid, launch, read, u32_of, write, PushWords};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::kernels::Kernel;
+use crate::tensor::{numel, Tensor};
+
+/// The select kernel's rank limit (its push constants hold four strides per operand).
+const SELECT_RANK: usize = 4;
+
+/// `t` as `dtype`, converting only when the types differ.
+fn converted(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype == dtype {
+        Ok(t.clone())
+    } else {
+        as_type(t, dtype)
+    }
+}
+
+/// Nx `select(pred, on_true, on_false)`: `on_true` where `pred` is nonzero, else
+/// `on_false`, each broadcast to `out_shape` and converted to `out_type`.
+pub fn select(
+    pred: &Tensor,
+    on_true: &Tensor,
+    on_false: &Tensor,
+    out_shape: &[usize],
+    out_type: DType,
+) -> Result<Tensor> {
+    let a = converted(on_true, out_type)?;
+    let b = converted(on_false, out_type)?;
+    let out = Tensor::empty(out_shape, out_type)?;
+    let n = numel(out_shape)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let strides = [
+        broadcast_strides(&pred.shape, out_shape)?,
+        broadcast_strides(&a.shape, out_shape)?,
+        broadcast_strides(&b.shape, out_shape)?,
+    ];
+    let (mut d, mut s) = simplify(out_shape, &strides)?;
+    // Above the kernel's rank, operands are first laid out contiguously at the output shape.
+    let (pred, a, b) = if d.len() > SELECT_RANK {
+        let flat = |t: &Tensor, st: &[isize]| gather_strided(t, out_shape, st, 0);
+        let ops = (
+            flat(pred, &strides[0])?,
+            flat(&a, &strides[1])?,
+            flat(&b, &strides[2])?,
+        );
+        d = vec![n];
+        s = vec![vec![1]; 3];
+        ops
+    } else {
+        (pred.clone(), a, b)
+    };
+    let mut push = PushWords::new()
+        .addr(&out.block)
+        .addr(&pred.block)
+        .addr(&a.block)
+        .addr(&b.block)
+        .u(u32_of(n, "element count")?)
+        .u(d.len() as u32)
+        .array_n(d.iter().map(|&x| x as u32), SELECT_RANK);
+    for st in &s {
+        push = push.array_n(st.iter().map(|&x| x as i32 as u32), SELECT_RANK);
+    }
+    launch(
+        Kernel::Select(out_type.size() as u8),
+        [pred.dtype.code(), 0],
+        &push,
+        grid(n as u64),
+        &[
+            read(&pred.block),
+            read(&a.block),
+            read(&b.block),
+            write(&out.block),
+        ],
+    )?;
+    Ok(out)
+}
+
+/// Nx `clip(t, min, max)` as `Nx.BinaryBackend` computes it: `x` where `x > min`, else
+/// `min`; then that where it is `< max`, else `max` (so NaN becomes `min`, or `max`).
+pub fn clip(t: &Tensor, min: &Tensor, max: &Tensor, out_type: DType) -> Result<Tensor> {
+    let shape = t.shape.clone();
+    let above = binary(BinaryOp::Greater, t, min, &shape, DType::U8)?;
+    let low = select(&above, t, min, &shape, out_type)?;
+    let below = binary(BinaryOp::Less, &low, max, &shape, DType::U8)?;
+    select(&below, &low, max, &shape, out_type)
+}
+
+/// Nx `gather(t, indices, axes)`: `indices` has shape `[..batch, k]`, each row naming a
+/// position along `axes` (k of them); the output has shape `batch ++ (t's other axes)`.
+/// Indices out of range are clamped to the axis (as EXLA does).
+pub fn gather(t: &Tensor, indices: &Tensor, axes: &[usize]) -> Result<Tensor> {
+    let rank = t.shape.len();
+    let Some((&k, batch)) = indices.shape.split_last() else {
+        return Err(crate::invalid!(
+            "gather: indices must have rank >= 1, got a scalar"
+        ));
+    };
+    if k != axes.len() || axes.iter().any(|&a| a >= rank) || rank > MAX_RANK {
+        return Err(crate::invalid!(
+            "gather: indices of shape {:?} with axes {axes:?} do not address a tensor of shape {:?}",
+            indices.shape,
+            t.shape
+        ));
+    }
+    for (i, a) in axes.iter().enumerate() {
+        if axes[..i].contains(a) {
+            return Err(crate::invalid!(
+                "gather: axis {a} appears twice in {axes:?}"
+            ));
+        }
+    }
+    if !indices.dtype.is_int() {
+        return Err(crate::invalid!(
+            "gather: indices must be integers, got {}",
+            indices.dtype.name()
+        ));
+    }
+    let other: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).collect();
+    let mut out_shape = batch.to_vec();
+    out_shape.extend(other.iter().map(|&d| t.shape[d]));
+    let out = Tensor::empty(&out_shape, t.dtype)?;
+    let n = numel(&out_shape)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    if t.numel() == 0 {
+        return Err(crate::invalid!(
+            "gather: cannot index into an empty tensor of shape {:?}",
+            t.shape
+        ));
+    }
+    let inner: usize = other.iter().map(|&d| t.shape[d]).product();
+    let packed_axes = axes
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (j, &a)| acc | (a as u32) << (4 * j));
+    let other_mask = other.iter().fold(0u32, |acc, &d| acc | 1 << d);
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&t.block)
+        .addr(&indices.block)
+        .u(u32_of(n, "element count")?)
+        .u(u32_of(inner, "row size")?)
+        .u(k as u32)
+        .u(rank as u32)
+        .u(packed_axes)
+        .u(other_mask)
+        .array(t.shape.iter().map(|&x| x as u32))
+        .array(
+            contiguous_strides(&t.shape)
+                .iter()
+                .map(|&x| x as i32 as u32),
+        );
+    launch(
+        Kernel::Gather(t.dtype.size() as u8),
+        [indices.dtype.code(), 0],
+        &push,
+        grid(n as u64),
+        &[read(&t.block), read(&indices.block), write(&out.block)],
+    )?;
+    Ok(out)
+}
