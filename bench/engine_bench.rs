@@ -10,6 +10,7 @@
 
 use nx_vulkan::ops::dot::dot;
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
+use nx_vulkan::ops::indexing::select;
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
 use nx_vulkan::ops::shape::transpose;
 use nx_vulkan::{engine, DType, Tensor};
@@ -54,6 +55,35 @@ fn tiny_roundtrip(iters: usize) {
         "us",
         ",\"what\":\"upload a, upload b, add, download\"",
     );
+}
+
+/// Round trips split into phases (uploads, op, download), as medians per bucket of
+/// `bucket` iterations: shows where time goes and whether it drifts over a run.
+fn tiny_phases(iters: usize, bucket: usize) {
+    let a = f32_bytes(4, 1);
+    let b = f32_bytes(4, 2);
+    let mut rows: Vec<[f64; 3]> = Vec::new();
+    for _ in 0..iters {
+        let t0 = Instant::now();
+        let ta = Tensor::from_bytes(&[4], DType::F32, &a).unwrap();
+        let tb = Tensor::from_bytes(&[4], DType::F32, &b).unwrap();
+        let t1 = Instant::now();
+        let tc = binary(BinaryOp::Add, &ta, &tb, &[4], DType::F32).unwrap();
+        let t2 = Instant::now();
+        let _ = tc.to_bytes().unwrap();
+        let t3 = Instant::now();
+        let us = |x: Instant, y: Instant| (y - x).as_secs_f64() * 1e6;
+        rows.push([us(t0, t1), us(t1, t2), us(t2, t3)]);
+    }
+    for (i, chunk) in rows.chunks(bucket).enumerate() {
+        let col = |k: usize| median(chunk.iter().map(|r| r[k]).collect());
+        println!(
+            "{{\"bucket\":{i},\"upload_us\":{:.1},\"op_us\":{:.1},\"download_us\":{:.1}}}",
+            col(0),
+            col(1),
+            col(2)
+        );
+    }
 }
 
 fn op_issue(iters: usize) {
@@ -163,22 +193,110 @@ fn softmax_rows(n: usize, reps: usize, burst: usize) {
     );
 }
 
-fn matmul(n: usize, reps: usize) {
-    let e = engine().unwrap();
-    let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
-    let tb = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 2)).unwrap();
-    let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32)
-        .unwrap()
-        .to_bytes()
+/// One SGD step of a 784-128-10 MLP (ReLU, softmax cross-entropy), batch 128, written
+/// out as the ops Nx's autodiff would emit (forward, backward, update): ~30 launches.
+fn mlp_step(reps: usize) {
+    let f = DType::F32;
+    let t = |shape: &[usize], seed: u32| {
+        let n: usize = shape.iter().product();
+        let v: Vec<u8> = f32_bytes(n, seed)
+            .chunks(4)
+            .flat_map(|c| {
+                ((f32::from_le_bytes([c[0], c[1], c[2], c[3]]) - 0.5) * 0.1).to_le_bytes()
+            })
+            .collect();
+        Tensor::from_bytes(shape, f, &v).unwrap()
+    };
+    let (b, i, h, o) = (128, 784, 128, 10);
+    let x = t(&[b, i], 1);
+    let y = t(&[b, o], 2);
+    let params = std::cell::RefCell::new((t(&[i, h], 3), t(&[h], 4), t(&[h, o], 5), t(&[o], 6)));
+    let lr = Tensor::from_bytes(&[], f, &0.01f32.to_le_bytes()).unwrap();
+    let zero = Tensor::from_bytes(&[], f, &0f32.to_le_bytes()).unwrap();
+    let inv_b = Tensor::from_bytes(&[], f, &(1.0f32 / b as f32).to_le_bytes()).unwrap();
+    let add = |a: &Tensor, c: &Tensor, s: &[usize]| binary(BinaryOp::Add, a, c, s, f).unwrap();
+    let step = || {
+        let (w1, b1, w2, b2) = params.borrow().clone();
+        let hid = add(
+            &dot(&x, &[1], &[], &w1, &[0], &[], f).unwrap(),
+            &b1,
+            &[b, h],
+        );
+        let act = binary(BinaryOp::Max, &hid, &zero, &[b, h], f).unwrap();
+        let z = add(
+            &dot(&act, &[1], &[], &w2, &[0], &[], f).unwrap(),
+            &b2,
+            &[b, o],
+        );
+        let m = reduce(ReduceOp::Max, &z, Some(&[1]), true, f).unwrap();
+        let e = unary(
+            UnaryOp::Exp,
+            &binary(BinaryOp::Subtract, &z, &m, &[b, o], f).unwrap(),
+            f,
+        )
         .unwrap();
+        let sum = reduce(ReduceOp::Sum, &e, Some(&[1]), true, f).unwrap();
+        let p = binary(BinaryOp::Divide, &e, &sum, &[b, o], f).unwrap();
+        let dz = binary(
+            BinaryOp::Multiply,
+            &binary(BinaryOp::Subtract, &p, &y, &[b, o], f).unwrap(),
+            &inv_b,
+            &[b, o],
+            f,
+        )
+        .unwrap();
+        let dw2 = dot(&act, &[0], &[], &dz, &[0], &[], f).unwrap();
+        let db2 = reduce(ReduceOp::Sum, &dz, Some(&[0]), false, f).unwrap();
+        let da = dot(&dz, &[1], &[], &w2, &[1], &[], f).unwrap();
+        let pos = binary(BinaryOp::Greater, &hid, &zero, &[b, h], DType::U8).unwrap();
+        let dh = select(&pos, &da, &zero, &[b, h], f).unwrap();
+        let dw1 = dot(&x, &[0], &[], &dh, &[0], &[], f).unwrap();
+        let db1 = reduce(ReduceOp::Sum, &dh, Some(&[0]), false, f).unwrap();
+        let upd = |w: &Tensor, g: &Tensor| {
+            let s = w.shape.clone();
+            binary(
+                BinaryOp::Subtract,
+                w,
+                &binary(BinaryOp::Multiply, g, &lr, &s, f).unwrap(),
+                &s,
+                f,
+            )
+            .unwrap()
+        };
+        *params.borrow_mut() = (
+            upd(&w1, &dw1),
+            upd(&b1, &db1),
+            upd(&w2, &dw2),
+            upd(&b2, &db2),
+        );
+    };
+    let e = engine().unwrap();
+    step();
+    e.stream.synchronize().unwrap();
     let mut times = Vec::new();
     for _ in 0..reps {
         let t0 = Instant::now();
-        let _ = dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap();
+        for _ in 0..10 {
+            step();
+        }
         e.stream.synchronize().unwrap();
-        times.push(t0.elapsed().as_secs_f64());
+        times.push(t0.elapsed().as_secs_f64() / 10.0);
     }
-    let t = median(times);
+    emit(
+        "mlp_step_f32",
+        "784-128-10 b128",
+        median(times) * 1e6,
+        "us",
+        ",\"what\":\"forward, backward and SGD update as primitive ops (no readback)\"",
+    );
+}
+
+fn matmul(n: usize, reps: usize, burst: usize) {
+    let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
+    let tb = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 2)).unwrap();
+    let t = burst_seconds(reps, burst, &|| {
+        dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap()
+    });
     emit(
         "matmul_f32",
         &format!("{n}"),
@@ -204,6 +322,10 @@ fn main() {
         tiny_roundtrip(20);
         return;
     }
+    if args.iter().any(|a| a == "--tiny-phases") {
+        tiny_phases(600, 50);
+        return;
+    }
     tiny_roundtrip(if quick { 500 } else { 3000 });
     op_issue(if quick { 2000 } else { 20000 });
     // --quick (lavapipe): one timed launch per figure; a GPU run takes the median of 9
@@ -215,6 +337,7 @@ fn main() {
     sum_axis0(side, reps, burst);
     transpose_2d(side, reps, burst);
     softmax_rows(side, reps, burst);
+    mlp_step(if quick { 1 } else { 9 });
     if large {
         add_throughput(1 << 28, 5, burst);
     }
@@ -224,6 +347,14 @@ fn main() {
         &[256, 512, 1024, 2048, 4096, 8192]
     };
     for &n in sizes {
-        matmul(n, if n >= 4096 { 3 } else { 7 });
+        // Bursts as PyTorch's side times them (5 bursts of 3 for the largest).
+        let (r, b) = if quick {
+            (1, 1)
+        } else if n >= 4096 {
+            (5, 3)
+        } else {
+            (7, 10)
+        };
+        matmul(n, r, b);
     }
 }

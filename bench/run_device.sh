@@ -16,11 +16,11 @@ fi
 [ -f .beam/beam.tgz ] && tar xzf .beam/beam.tgz -C /
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; uname -a; } > "$OUT/env.txt" 2>&1
 echo "== trace"
-NX_VULKAN_TRACE=1 timeout 60 target/release/examples/engine_bench --tiny > "$OUT/trace.txt" 2>&1
+NX_VULKAN_TRACE=1 timeout 30 target/release/examples/engine_bench --tiny > "$OUT/trace.txt" 2>&1
 tail -30 "$OUT/trace.txt"
 echo "== engine"
-timeout 240 target/release/examples/engine_bench --large | tee "$OUT/engine.jsonl"
+timeout 200 target/release/examples/engine_bench --large | tee "$OUT/engine.jsonl"
 echo "== elixir"
-timeout 120 elixir bench/elixir_bench.exs | tee "$OUT/elixir.jsonl"
+timeout 90 elixir bench/elixir_bench.exs | tee "$OUT/elixir.jsonl"
 echo "== torch"
-PYTHONUNBUFFERED=1 timeout 180 python3 bench/torch_bench.py --large | tee "$OUT/torch.jsonl"
+PYTHONUNBUFFERED=1 timeout 150 python3 bench/torch_bench.py --large | tee "$OUT/torch.jsonl"

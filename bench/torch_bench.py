@@ -94,6 +94,35 @@ def softmax_rows(n):
     emit("softmax_rows_f32", str(n * n), t * 1e6, "us", what="torch.softmax(dim=1)")
 
 
+def mlp_step():
+    """The same written-out SGD step as engine_bench's mlp_step (no autograd)."""
+    b, i, h, o = 128, 784, 128, 10
+    x = torch.rand(b, i, device=dev) - 0.5
+    y = torch.rand(b, o, device=dev)
+    w1, b1 = (torch.rand(i, h, device=dev) - 0.5) * 0.1, torch.zeros(h, device=dev)
+    w2, b2 = (torch.rand(h, o, device=dev) - 0.5) * 0.1, torch.zeros(o, device=dev)
+    params = [w1, b1, w2, b2]
+
+    def step():
+        w1, b1, w2, b2 = params
+        hid = x @ w1 + b1
+        act = torch.maximum(hid, torch.zeros((), device=dev))
+        z = act @ w2 + b2
+        e = torch.exp(z - z.max(dim=1, keepdim=True).values)
+        p = e / e.sum(dim=1, keepdim=True)
+        dz = (p - y) * (1.0 / b)
+        dw2 = act.t() @ dz
+        db2 = dz.sum(0)
+        da = dz @ w2.t()
+        dh = torch.where(hid > 0, da, torch.zeros((), device=dev))
+        dw1 = x.t() @ dh
+        db1 = dh.sum(0)
+        params[:] = [w1 - 0.01 * dw1, b1 - 0.01 * db1, w2 - 0.01 * dw2, b2 - 0.01 * db2]
+
+    t = timed_burst(step, 9, 10)
+    emit("mlp_step_f32", "784-128-10 b128", t * 1e6, "us", what="the same ops, no autograd")
+
+
 def matmul(n, dtype=torch.float32, figure="matmul_f32"):
     a = torch.rand(n, n, device=dev, dtype=dtype)
     b = torch.rand(n, n, device=dev, dtype=dtype)
@@ -110,6 +139,7 @@ if __name__ == "__main__":
     sum_axis0(4096)
     transpose(4096)
     softmax_rows(4096)
+    mlp_step()
     if "--large" in sys.argv:
         add(1 << 28)
     for n in (256, 512, 1024, 2048, 4096, 8192):

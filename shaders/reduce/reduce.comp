@@ -20,55 +20,9 @@ layout(push_constant) uniform Params {
     uint chunks;
 } pc;
 
-// Op codes: keep in sync with `ReduceOp` in native/nx_vulkan/src/ops/reduce.rs.
-#define R_SUM 0u
-#define R_PRODUCT 1u
-#define R_MAX 2u
-#define R_MIN 3u
-#define R_ALL 4u
-#define R_ANY 5u
+#include "ops.glsl"
 
 shared T partial[256];
-
-T identity_of(uint op) {
-    switch (op) {
-    case R_PRODUCT: case R_ALL: return T(1);
-#if defined(IS_FLOAT)
-    case R_MAX: return T(-1.0 / 0.0);
-    case R_MIN: return T(1.0 / 0.0);
-#elif defined(CT_I32)
-    case R_MAX: return int(0x80000000u);
-    case R_MIN: return 0x7FFFFFFF;
-#elif defined(CT_U32)
-    case R_MAX: return 0u;
-    case R_MIN: return 0xFFFFFFFFu;
-#elif defined(CT_I64)
-    case R_MAX: return int64_t(0x8000000000000000ul);
-    case R_MIN: return int64_t(0x7FFFFFFFFFFFFFFFul);
-#elif defined(CT_U64)
-    case R_MAX: return 0ul;
-    case R_MIN: return 0xFFFFFFFFFFFFFFFFul;
-#endif
-    }
-    return T(0);
-}
-
-T combine(uint op, T a, T b) {
-    switch (op) {
-    case R_SUM: return a + b;
-    case R_PRODUCT: return a * b;
-#if defined(IS_FLOAT)
-    case R_MAX: return (isnan(a) || a > b) ? a : b;
-    case R_MIN: return (isnan(a) || a < b) ? a : b;
-#else
-    case R_MAX: return max(a, b);
-    case R_MIN: return min(a, b);
-#endif
-    case R_ALL: return (a != T(0) && b != T(0)) ? T(1) : T(0);
-    case R_ANY: return (a != T(0) || b != T(0)) ? T(1) : T(0);
-    }
-    return a;
-}
 
 void main() {
     const uint op = OPS & 0xFFu;

@@ -21,10 +21,11 @@ const COMPUTE: [(&str, &str); 6] = [
 ];
 
 /// Kernels built once per compute class: (module prefix, source under `shaders/`).
-const TYPED: [(&str, &str); 7] = [
+const TYPED: [(&str, &str); 8] = [
     ("unary", "elementwise/unary.comp"),
     ("binary", "elementwise/binary.comp"),
     ("reduce", "reduce/reduce.comp"),
+    ("colreduce", "reduce/colreduce.comp"),
     ("argreduce", "reduce/argreduce.comp"),
     ("matmul", "linalg/matmul.comp"),
     ("index", "creation/index.comp"),
@@ -103,6 +104,13 @@ fn include(requested: &str, from: &str) -> Result<ResolvedInclude, String> {
 /// Compiles every variant into `out_dir` and writes `out_dir/kernels.rs`.
 pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     let compiler = Compiler::new().expect("shaderc: no compiler");
+    // NX_VULKAN_SHADER_OPT=0 at build time keeps shaderc's unoptimised SPIR-V (to compare
+    // what drivers make of each).
+    println!("cargo::rerun-if-env-changed=NX_VULKAN_SHADER_OPT");
+    let level = match std::env::var("NX_VULKAN_SHADER_OPT").as_deref() {
+        Ok("0") => OptimizationLevel::Zero,
+        _ => OptimizationLevel::Performance,
+    };
     let mut modules = String::new();
     for (name, src, defines) in variants() {
         let path: PathBuf = shader_dir.join(src);
@@ -111,7 +119,7 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
         let mut options = CompileOptions::new().expect("shaderc: no options");
         options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
         options.set_target_spirv(SpirvVersion::V1_5);
-        options.set_optimization_level(OptimizationLevel::Performance);
+        options.set_optimization_level(level);
         options.set_include_callback(|requested, ty, from, _depth| match ty {
             IncludeType::Relative => include(requested, from),
             IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec_pool::{FencePool, RecyclingAllocator};
+use crate::exec_progress::Progress;
 use crate::memory::Block;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,6 +19,7 @@ use vulkano::command_buffer::{
     CopyBufferInfo, RecordingCommandBuffer,
 };
 use vulkano::device::{DeviceOwned, Queue};
+use vulkano::memory::allocator::StandardMemoryAllocator;
 use vulkano::pipeline::{ComputePipeline, PipelineLayout};
 use vulkano::sync::fence::Fence;
 use vulkano::sync::{AccessFlags, DependencyInfo, MemoryBarrier, PipelineStages};
@@ -80,7 +82,7 @@ struct Submitted {
     seq: u64,
     fence: Arc<Fence>,
     _cb: Arc<Finished>,
-    _keep: Vec<Arc<Block>>,
+    keep: Vec<Arc<Block>>,
     _pipelines: Vec<Arc<ComputePipeline>>,
 }
 
@@ -104,6 +106,8 @@ pub struct Stream {
     barriers: AtomicU64,
     submits: AtomicU64,
     waits: AtomicU64,
+    /// Where the GPU marks finished batches for host waits (see `exec_progress`).
+    progress: Option<Progress>,
 }
 
 /// A block a dispatch touches, and how.
@@ -152,7 +156,9 @@ impl Stream {
             queue.device().clone(),
             queue.queue_family_index(),
         )?);
+        let marker_memory = Arc::new(StandardMemoryAllocator::new_default(queue.device().clone()));
         Ok(Stream {
+            progress: Progress::new(marker_memory),
             fences: FencePool::new(queue.device().clone()),
             queue,
             cb_alloc,
@@ -336,6 +342,10 @@ impl Stream {
         };
         let t0 = std::time::Instant::now();
         unsafe { cb.pipeline_barrier_unchecked(&end_of_batch_barrier()) };
+        if let Some(p) = &self.progress {
+            // SAFETY: `cb` is batch `st.seq`'s open command buffer, under the lock.
+            unsafe { p.record(&mut cb, st.seq) };
+        }
         let finished = Arc::new(Finished(unsafe { cb.end() }?));
         let t_end = t0.elapsed();
         let fence = self.fences.take()?;
@@ -364,7 +374,7 @@ impl Stream {
             seq: st.seq,
             fence,
             _cb: finished,
-            _keep: std::mem::take(&mut st.keep),
+            keep: std::mem::take(&mut st.keep),
             _pipelines: std::mem::take(&mut st.keep_pipelines),
         });
         st.seq += 1;
@@ -382,6 +392,16 @@ impl Stream {
     /// Drops completed batches (releasing their blocks). Called with the state locked,
     /// so command buffers are freed under the same lock that guards recording.
     fn retire_locked(&self, st: &mut Recording) -> Result<()> {
+        // Batches the progress marker shows finished no longer use their blocks: those go
+        // back to the pool now, before the (possibly late) fence frees the rest.
+        if let Some(p) = &self.progress {
+            for s in st.in_flight.iter_mut() {
+                if !p.reached(s.seq) {
+                    break;
+                }
+                s.keep.clear();
+            }
+        }
         while let Some(front) = st.in_flight.front() {
             if !front.fence.is_signaled()? {
                 break;
@@ -433,6 +453,20 @@ impl Stream {
         };
         self.waits.fetch_add(1, Ordering::Relaxed);
         let t0 = std::time::Instant::now();
+        // The marker shows the batch finished without a driver call; the fence (which
+        // recycles its resources) is then left to later retirement.
+        let marked = self
+            .progress
+            .as_ref()
+            .is_some_and(|p| p.wait(seq, SPIN_BEFORE_BLOCKING));
+        if marked {
+            self.completed.fetch_max(seq, Ordering::AcqRel);
+            if trace() {
+                eprintln!("[nx_vulkan] wait for {seq} (marker): {:?}", t0.elapsed());
+            }
+            let mut st = self.lock();
+            return self.retire_locked(&mut st);
+        }
         wait_fence(&fence)?;
         if trace() {
             eprintln!("[nx_vulkan] wait for {seq}: {:?}", t0.elapsed());
@@ -444,6 +478,23 @@ impl Stream {
     /// Waits until the data of `block` is final (its last writer has completed).
     pub fn wait_block(&self, block: &Block) -> Result<()> {
         self.wait_for(block.last_write.load(Ordering::Acquire))
+    }
+
+    /// Waits until every submitted batch's fence has signalled and retires them all, so
+    /// the blocks they held are back in the pool (the out-of-memory path needs this).
+    pub fn drain(&self) -> Result<()> {
+        self.synchronize()?;
+        let fences: Vec<Arc<Fence>> = self
+            .lock()
+            .in_flight
+            .iter()
+            .map(|s| s.fence.clone())
+            .collect();
+        for f in &fences {
+            f.wait(None)?;
+        }
+        let mut st = self.lock();
+        self.retire_locked(&mut st)
     }
 
     /// Waits for all recorded work.

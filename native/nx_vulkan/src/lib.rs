@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 mod exec_pool;
+mod exec_progress;
 pub mod kernels;
 pub mod memory;
 pub mod ops;

@@ -138,7 +138,7 @@ impl Memory {
             allocator,
             tensor_filter,
             pools: [Mutex::default(), Mutex::default()],
-            idle_cap: (heap / 4).min(2 << 30),
+            idle_cap: heap / 2,
             next_id: AtomicU64::new(1),
             live: AtomicU64::new(0),
             created: AtomicU64::new(0),
@@ -172,7 +172,7 @@ impl Memory {
                     // Finished batches still hold dropped tensors' blocks until they are
                     // retired: wait for the GPU, then free every idle block, then retry.
                     if let Ok(e) = crate::engine::engine() {
-                        e.stream.synchronize()?;
+                        e.stream.drain()?;
                     }
                     self.trim(0);
                     self.create(kind, class)?

@@ -102,13 +102,15 @@ fn run(op: ReduceOp, t: &Tensor, axes: &Option<Vec<usize>>, keep: bool, out: DTy
 #[test]
 fn f32_and_s32_over_axis_sets() {
     let mut rng = Rng::new(40);
-    let shapes: [&[usize]; 6] = [
+    // [4100, 3] over axis 0: a column reduction long enough for two passes.
+    let shapes: [&[usize]; 7] = [
         &[],
         &[7],
         &[3, 4],
         &[2, 3, 4],
         &[3, 5, 2, 4],
         &[2, 1, 300, 3],
+        &[4100, 3],
     ];
     for shape in shapes {
         let n = numel(shape);

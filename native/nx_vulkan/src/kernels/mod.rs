@@ -30,6 +30,8 @@ pub enum Kernel {
     Unary(Compute),
     Binary(Compute),
     Reduce(Compute),
+    /// Reduction over a middle block of axes (colreduce.comp).
+    ColumnReduce(Compute),
     ArgReduce(Compute),
     Matmul(Compute),
     Index(Compute),
@@ -98,6 +100,12 @@ fn loader(k: Kernel) -> Loader {
         Kernel::Reduce(U32) => reduce_u32::load,
         Kernel::Reduce(I64) => reduce_i64::load,
         Kernel::Reduce(U64) => reduce_u64::load,
+        Kernel::ColumnReduce(F32) => colreduce_f32::load,
+        Kernel::ColumnReduce(F64) => colreduce_f64::load,
+        Kernel::ColumnReduce(I32) => colreduce_i32::load,
+        Kernel::ColumnReduce(U32) => colreduce_u32::load,
+        Kernel::ColumnReduce(I64) => colreduce_i64::load,
+        Kernel::ColumnReduce(U64) => colreduce_u64::load,
         Kernel::ArgReduce(F32) => argreduce_f32::load,
         Kernel::ArgReduce(F64) => argreduce_f64::load,
         Kernel::ArgReduce(I32) => argreduce_i32::load,
@@ -153,6 +161,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         Kernel::Unary(c)
         | Kernel::Binary(c)
         | Kernel::Reduce(c)
+        | Kernel::ColumnReduce(c)
         | Kernel::ArgReduce(c)
         | Kernel::Matmul(c)
         | Kernel::Index(c)

@@ -1,10 +1,12 @@
-//! Reductions: the reduced axes are moved last (a strided copy when they are not already
-//! there), then rows are folded by workgroups, in two passes when rows are few and long.
+//! Reductions. Axes that end the shape are folded as rows by workgroups (in two passes
+//! when rows are few and long); a block of axes followed by kept axes (a sum over axis 0,
+//! say) is folded in place by one invocation per output element and chunk, coalesced;
+//! other axis sets are first moved last by a strided copy.
 
 use super::creation::Scalar;
 use super::layout::contiguous_strides;
 use super::shape::gather_strided;
-use super::{grid_groups, launch, read, u32_of, write, PushWords};
+use super::{grid, grid_groups, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -38,6 +40,8 @@ impl ReduceOp {
 
 /// Elements one workgroup folds before the reduction splits a row across groups.
 const CHUNK: usize = 4096;
+/// Invocations a middle-axes reduction aims for (it splits the folded length to get them).
+const COLUMN_THREADS: usize = 1 << 17;
 
 /// Validates `axes` (None = all) and returns them sorted.
 fn normalize_axes(axes: Option<&[usize]>, rank: usize, op: &str) -> Result<Vec<usize>> {
@@ -114,6 +118,53 @@ fn fold_rows(
     )
 }
 
+/// `[outer, len, inner]` when the sorted `axes` are one block of consecutive axes followed
+/// by kept axes of more than one element.
+fn middle_block(shape: &[usize], axes: &[usize]) -> Option<(usize, usize, usize)> {
+    let (&first, &last) = (axes.first()?, axes.last()?);
+    if last - first + 1 != axes.len() || last + 1 >= shape.len() {
+        return None;
+    }
+    let inner: usize = shape[last + 1..].iter().product();
+    (inner > 1).then(|| {
+        (
+            shape[..first].iter().product(),
+            shape[first..=last].iter().product(),
+            inner,
+        )
+    })
+}
+
+/// Launches colreduce.comp: out[chunk, o, c] folds input[o, chunk's share of len, c].
+fn fold_columns(
+    op: ReduceOp,
+    compute: Compute,
+    input: &Tensor,
+    (outer, len, inner): (usize, usize, usize),
+    out: &Tensor,
+    chunks: usize,
+) -> Result<()> {
+    let chunk_len = len.div_ceil(chunks).max(1);
+    let push = PushWords::new()
+        .addr(&out.block)
+        .addr(&input.block)
+        .u(u32_of(outer, "outer size")?)
+        .u(u32_of(len, "reduced length")?)
+        .u(u32_of(inner, "inner size")?)
+        .u(u32_of(chunk_len, "chunk")?)
+        .u(u32_of(chunks, "chunks")?);
+    launch(
+        Kernel::ColumnReduce(compute),
+        [
+            op as u32 | input.dtype.code() << 8 | out.dtype.code() << 16,
+            0,
+        ],
+        &push,
+        grid((outer * inner * chunks) as u64),
+        &[read(&input.block), write(&out.block)],
+    )
+}
+
 /// Nx `sum`/`product`/`reduce_max`/`reduce_min`/`all`/`any` over `axes` (None = all).
 pub fn reduce(
     op: ReduceOp,
@@ -137,6 +188,24 @@ pub fn reduce(
         // integer identities are their 32/64-bit compute class's, which an s8 or s16
         // store would wrap).
         return super::creation::constant(&shape, out_type, identity(op, out_type));
+    }
+    if let Some(block) = middle_block(&t.shape, &axes) {
+        let (outer, len, inner) = block;
+        let cols = outer * inner;
+        // Enough chunks for the GPU to be busy, each short enough for lavapipe's loop limit.
+        let chunks = COLUMN_THREADS
+            .div_ceil(cols)
+            .min(len.div_ceil(16))
+            .max(len.div_ceil(CHUNK))
+            .max(1);
+        if chunks == 1 {
+            fold_columns(op, compute, t, block, &out, 1)?;
+        } else {
+            let partial = Tensor::empty(&[chunks, cols], compute.storage())?;
+            fold_columns(op, compute, t, block, &partial, chunks)?;
+            fold_columns(op, compute, &partial, (1, chunks, cols), &out, 1)?;
+        }
+        return Ok(out);
     }
     let (moved, rows, len, _) = rows_view(t, &axes)?;
     let chunks = if rows < 1024 && len > 2 * CHUNK {
