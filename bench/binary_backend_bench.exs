@@ -5,6 +5,7 @@
 Application.ensure_all_started(:nx)
 
 median = fn list -> list |> Enum.sort() |> Enum.at(div(length(list), 2)) end
+
 emit = fn figure, size, value, unit ->
   IO.puts(~s({"figure":"#{figure}","size":"#{size}","value":#{Float.round(value * 1.0, 4)},"unit":"#{unit}"}))
 end

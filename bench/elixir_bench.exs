@@ -17,7 +17,9 @@ median = fn list ->
 end
 
 emit = fn figure, size, value, unit, what ->
-  IO.puts(~s({"figure":"#{figure}","size":"#{size}","value":#{Float.round(value, 4)},"unit":"#{unit}","what":"#{what}","caller":"elixir"}))
+  IO.puts(
+    ~s({"figure":"#{figure}","size":"#{size}","value":#{Float.round(value, 4)},"unit":"#{unit}","what":"#{what}","caller":"elixir"})
+  )
 end
 
 IO.puts(~s({"device":"#{name}","caller":"elixir","otp":"#{System.otp_release()}"}))

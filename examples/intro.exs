@@ -18,7 +18,11 @@ unless Code.ensure_loaded?(Nx.Vulkan.Native) do
     |> Enum.map(&Path.join([root, "lib/nx_vulkan", &1]))
     |> Kernel.++(
       if nx?,
-        do: Enum.map(~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/vulkano_backend.ex), &Path.join([root, "lib", &1])),
+        do:
+          Enum.map(
+            ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/vulkano_backend.ex),
+            &Path.join([root, "lib", &1])
+          ),
         else: []
     )
 
@@ -43,7 +47,12 @@ if nx? do
 else
   alias Nx.Vulkan.Native
   f32 = fn list -> for x <- list, into: <<>>, do: <<x::float-32-little>> end
-  list = fn {:ok, ref} -> {:ok, bin} = Native.t_to_binary(ref, nil); for <<x::float-32-little <- bin>>, do: x end
+
+  list = fn {:ok, ref} ->
+    {:ok, bin} = Native.t_to_binary(ref, nil)
+    for <<x::float-32-little <- bin>>, do: x
+  end
+
   {:ok, name} = Native.dev_init()
   IO.puts("device: #{name}   (Nx is not installed here: calling the NIF directly)")
   {:ok, a} = Native.t_from_binary(f32.([1.0, 2.0, 3.0, 4.0]), [4], "f32")

@@ -25,8 +25,10 @@ files =
 
 {:ok, _, _} = Kernel.ParallelCompiler.require(files)
 
-IO.puts("Nx: #{if nx?, do: "available (#{Application.spec(:nx, :vsn)})", else: "not installed: test/nx is skipped"}" <>
-  "; Axon: #{if axon?, do: "available", else: "not installed"}")
+IO.puts(
+  "Nx: #{if nx?, do: "available (#{Application.spec(:nx, :vsn)})", else: "not installed: test/nx is skipped"}" <>
+    "; Axon: #{if axon?, do: "available", else: "not installed"}"
+)
 
 ExUnit.start(max_cases: 1, exclude: if(axon?, do: [], else: [:axon]))
 Code.require_file(Path.join(root, "test/support/case_helpers.exs"))

@@ -276,7 +276,13 @@ defmodule Nx.Vulkan.Backend do
     @impl true
     def unquote(op)(out, t, opts) do
       run(unquote(op), [out, t, opts], out, fn ->
-        Native.t_reduce(unquote(Atom.to_string(op)), ref!(t), opts[:axes], opts[:keep_axes] || false, type_name(out.type))
+        Native.t_reduce(
+          unquote(Atom.to_string(op)),
+          ref!(t),
+          opts[:axes],
+          opts[:keep_axes] || false,
+          type_name(out.type)
+        )
       end)
     end
   end
@@ -286,7 +292,15 @@ defmodule Nx.Vulkan.Backend do
     def unquote(op)(out, t, opts) do
       run(unquote(op), [out, t, opts], out, fn ->
         tie_high = opts[:tie_break] == :high
-        Native.t_argreduce(ref!(t), opts[:axis], opts[:keep_axis] || false, unquote(is_min), tie_high, type_name(out.type))
+
+        Native.t_argreduce(
+          ref!(t),
+          opts[:axis],
+          opts[:keep_axis] || false,
+          unquote(is_min),
+          tie_high,
+          type_name(out.type)
+        )
       end)
     end
   end

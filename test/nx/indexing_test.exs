@@ -52,12 +52,19 @@ defmodule Nx.Vulkan.IndexingTest do
     same(fn t, i, u -> Nx.indexed_add(t, i, u) end, [t, idx, upd])
     rows = Nx.tensor([[2], [0], [2]])
     same(fn t, i, u -> Nx.indexed_add(t, i, u, axes: [0]) end, [t, rows, Nx.iota({3, 3}, type: :f32)])
-    same(fn t, i, u -> Nx.indexed_add(t, i, u) end, [Nx.iota({4, 3}, type: :u8), idx, Nx.tensor([250, 9, 250, 1], type: :u8)])
+
+    same(fn t, i, u -> Nx.indexed_add(t, i, u) end, [
+      Nx.iota({4, 3}, type: :u8),
+      idx,
+      Nx.tensor([250, 9, 250, 1], type: :u8)
+    ])
+
     same(fn x -> Nx.make_diagonal(x) end, [Nx.tensor([1, 2, 3])])
   end
 
   test "sort and argsort, both directions, with NaN and ties" do
     x = Nx.tensor([[3.0, :nan, 1.0, 3.0, :neg_infinity], [0.0, -0.0, 2.0, :infinity, 2.0]])
+
     for dir <- [:asc, :desc], axis <- [0, 1] do
       same(fn x -> Nx.sort(x, axis: axis, direction: dir) end, [x])
       same(fn x -> Nx.argsort(x, axis: axis, direction: dir) end, [x])

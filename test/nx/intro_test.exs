@@ -72,6 +72,7 @@ defmodule Nx.Vulkan.IntroTest do
 
   test "errors name the op, shapes and types" do
     a = Nx.tensor([[1.0, 2.0]], backend: Nx.Vulkan.Backend)
+
     assert_raise ArgumentError, ~r/Nx.Vulkan.Backend.transpose\(f32\{1, 2\}\): .*not a permutation/, fn ->
       Nx.Vulkan.Backend.transpose(a, a, [0, 0])
     end

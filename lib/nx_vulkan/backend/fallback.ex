@@ -85,7 +85,9 @@ defmodule Nx.Vulkan.Backend.Fallback do
               "Nx.Vulkan.Backend.#{op} would run on the host (#{reason}) and the fallback mode is :raise"
 
       :warn when count == 1 ->
-        Logger.warning("Nx.Vulkan: #{op} runs on the host via Nx.BinaryBackend (#{reason}); counted in Nx.Vulkan.fallback_stats/0")
+        Logger.warning(
+          "Nx.Vulkan: #{op} runs on the host via Nx.BinaryBackend (#{reason}); counted in Nx.Vulkan.fallback_stats/0"
+        )
 
       _ ->
         :ok
@@ -107,10 +109,15 @@ defmodule Nx.Vulkan.Backend.Fallback do
 
   defp to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) do
     case Nx.Vulkan.Native.t_from_binary(bin, Tuple.to_list(t.shape), Nx.Vulkan.Backend.type_name(t.type)) do
-      {:ok, ref} -> %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}
+      {:ok, ref} ->
+        %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}
+
       # A type the device cannot hold (complex, f8...) stays on the host.
-      {:error, {:unsupported, _}} -> t
-      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan: uploading a host fallback result failed (#{kind}): #{msg}"
+      {:error, {:unsupported, _}} ->
+        t
+
+      {:error, {kind, msg}} ->
+        raise RuntimeError, "Nx.Vulkan: uploading a host fallback result failed (#{kind}): #{msg}"
     end
   end
 
