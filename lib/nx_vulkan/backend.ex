@@ -214,6 +214,77 @@ defmodule Nx.Vulkan.Backend do
     end)
   end
 
+  # A size-1 axis inserted into each input (metadata only), then one concatenation.
+  @impl true
+  def stack(out, tensors, axis) do
+    run(:stack, [out, tensors, axis], out, fn ->
+      with {:ok, refs} <-
+             map_ok(tensors, &Native.t_reshape(ref!(&1), &1.shape |> Tuple.insert_at(axis, 1) |> Tuple.to_list())) do
+        Native.t_concatenate(refs, axis, type_name(out.type))
+      end
+    end)
+  end
+
+  # Batches are slices along axis 0 (the `:repeat` leftover wraps around to the start),
+  # made lazily as the stream is consumed, as in Nx.BinaryBackend.
+  @impl true
+  def to_batched(out, tensor, opts) do
+    batch_size = elem(out.shape, 0)
+    axis_size = elem(tensor.shape, 0)
+    remainder = rem(axis_size, batch_size)
+    full = div(axis_size, batch_size)
+    last = if remainder != 0 and opts[:leftover] == :repeat, do: full, else: full - 1
+
+    ref =
+      try do
+        ref!(tensor)
+      catch
+        {:nx_vulkan_unsupported, msg} -> {:fallback, msg}
+      end
+
+    if match?({:fallback, _}, ref),
+      do: Fallback.call(:to_batched, [out, tensor, opts], elem(ref, 1)),
+      else: batches(out, ref, tensor.shape, batch_size, remainder, full, last)
+  end
+
+  defp batches(out, ref, shape, batch_size, remainder, full, last) do
+    rest = tl(Tuple.to_list(shape))
+
+    slice = fn start, len ->
+      Native.t_slice(ref, [start | Enum.map(rest, fn _ -> 0 end)], [len | rest], [1 | Enum.map(rest, fn _ -> 1 end)])
+    end
+
+    Stream.map(0..last//1, fn i ->
+      result =
+        if i == full do
+          with {:ok, head} <- slice.(full * batch_size, remainder),
+               {:ok, wrapped} <- slice.(0, batch_size - remainder) do
+            Native.t_concatenate([head, wrapped], 0, type_name(out.type))
+          end
+        else
+          slice.(i * batch_size, batch_size)
+        end
+
+      case result do
+        {:ok, r} -> wrap(out, r)
+        {:error, {kind, msg}} -> raise error_module(kind), "Nx.Vulkan.Backend.to_batched: #{msg}"
+      end
+    end)
+  end
+
+  defp map_ok(list, fun) do
+    Enum.reduce_while(list, {:ok, []}, fn x, {:ok, acc} ->
+      case fun.(x) do
+        {:ok, r} -> {:cont, {:ok, [r | acc]}}
+        error -> {:halt, error}
+      end
+    end)
+    |> case do
+      {:ok, acc} -> {:ok, Enum.reverse(acc)}
+      error -> error
+    end
+  end
+
   @impl true
   def reverse(out, t, axes), do: run(:reverse, [out, t, axes], out, fn -> Native.t_reverse(ref!(t), axes) end)
 
@@ -233,6 +304,9 @@ defmodule Nx.Vulkan.Backend do
       start |> max(0) |> min(dim - len)
     end)
   end
+
+  @impl true
+  def bitcast(out, t), do: run(:bitcast, [out, t], out, fn -> Native.t_bitcast(ref!(t), type_name(out.type)) end)
 
   @impl true
   def as_type(out, t),

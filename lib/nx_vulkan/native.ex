@@ -57,4 +57,5 @@ defmodule Nx.Vulkan.Native do
   def t_gather(_ref, _indices, _axes), do: err()
   def t_indexed(_put, _target, _indices, _updates, _axes, _type), do: err()
   def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
+  def t_bitcast(_ref, _type), do: err()
 end

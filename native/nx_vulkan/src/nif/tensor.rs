@@ -271,3 +271,10 @@ fn t_sort(r: Ref, axis: usize, desc: bool, indices: bool, ty: String) -> NifOut<
         out(op, sort::sort(&t, axis, desc))
     }
 }
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_bitcast(r: Ref, ty: String) -> NifOut<Ref> {
+    let t = get("bitcast", &r)?;
+    let to = dtype("bitcast", &ty)?;
+    out("bitcast", shape::bitcast(&t, to))
+}

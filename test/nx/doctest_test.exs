@@ -1,0 +1,99 @@
+defmodule Nx.Vulkan.DoctestSupport do
+  @moduledoc false
+  # Nx's own doctests with Nx.Vulkan.Backend as the default backend and the host fallback
+  # raising, so a doctest passes only when every op it makes ran on the GPU. Exclusions
+  # are by function, each group with its reason; the README records the counts.
+
+  # Complex (c64/c128) and f8 types have no Vulkan storage yet.
+  def no_complex_or_f8_storage do
+    [as_type: 2, bitcast: 2, bit_size: 1, complex: 2, conjugate: 1, imag: 1, real: 1, phase: 1] ++
+      [is_nan: 1, is_infinity: 1, tensor: 2, sigil_MAT: 2, sigil_VEC: 2] ++
+      [fft: 2, ifft: 2, fft2: 2, ifft2: 2, rfft: 2, irfft: 2]
+  end
+
+  # Ops with no Vulkan kernel yet.
+  def no_kernel_yet do
+    [conv: 3, reduce: 4, window_reduce: 5, window_sum: 3, window_mean: 3, window_max: 3] ++
+      [window_min: 3, window_product: 3, window_scatter_max: 5, window_scatter_min: 5]
+  end
+
+  # Their doctests use f64 inputs: f64 transcendental math is not on the GPU yet (it is
+  # never computed in f32 instead).
+  def no_f64_math do
+    [exp: 1, expm1: 1, log: 1, log1p: 1, sigmoid: 1, sin: 1, cos: 1, tan: 1, sinh: 1] ++
+      [cosh: 1, tanh: 1, asin: 1, acos: 1, atan: 1, asinh: 1, acosh: 1, atanh: 1, cbrt: 1] ++
+      [erf: 1, erfc: 1, erf_inv: 1]
+  end
+
+  # Precision: the printed f32 differs in the last digit (1-2 ulp: f32 atan2, log/exp in
+  # logsumexp, pow(x, 2) in variance).
+  def precision, do: [atan2: 2, logsumexp: 2, standard_deviation: 2, variance: 2]
+end
+
+defmodule Nx.Vulkan.DoctestTest do
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+  import Nx.Vulkan.DoctestSupport
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    previous = Nx.Vulkan.set_fallback(:raise)
+    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
+    :ok
+  end
+
+  doctest Nx, except: no_complex_or_f8_storage() ++ no_kernel_yet() ++ no_f64_math() ++ precision()
+end
+
+defmodule Nx.Vulkan.DoctestLinAlgTest do
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+  import Nx, only: :sigils
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    previous = Nx.Vulkan.set_fallback(:raise)
+    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
+    :ok
+  end
+
+  # triangular_solve has no kernel yet, and the functions built on it (solve, invert,
+  # svd, norm, ...) need it; adjoint's doctest is complex; lu and pinv differ by 1-2 ulp.
+  doctest Nx.LinAlg,
+    except:
+      [triangular_solve: 3, invert: 1, matrix_power: 2, matrix_rank: 2, norm: 2, solve: 2] ++
+        [svd: 2, cholesky: 1, determinant: 1, least_squares: 3, adjoint: 1, lu: 1, pinv: 2]
+end
+
+defmodule Nx.Vulkan.DoctestRandomTest do
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    previous = Nx.Vulkan.set_fallback(:raise)
+    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
+    :ok
+  end
+
+  # normal/uniform: complex examples; gumbel, multivariate_normal: 1-ulp printed f32.
+  doctest Nx.Random, except: [normal: 4, uniform: 4, gumbel: 2, multivariate_normal: 4]
+end
+
+defmodule Nx.Vulkan.DoctestConstantsTest do
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+
+  setup do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    previous = Nx.Vulkan.set_fallback(:raise)
+    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
+    :ok
+  end
+
+  # Their doctests create f8 or complex tensors (no Vulkan storage yet).
+  doctest Nx.Constants,
+    except:
+      [e: 2, epsilon: 2, euler_gamma: 2, infinity: 2, nan: 2, neg_infinity: 2, pi: 2, i: 2] ++
+        [smallest_positive_normal: 2]
+end
