@@ -94,6 +94,61 @@ pub fn clip(t: &Tensor, min: &Tensor, max: &Tensor, out_type: DType) -> Result<T
     select(&below, &low, max, &shape, out_type)
 }
 
+/// The axes that index rows address, in the form the gather and scatter kernels take.
+pub(super) struct IndexedAxes {
+    /// The tensor's axes not indexed, in order.
+    pub(super) other: Vec<usize>,
+    /// Elements one index row selects (the product of the other axes).
+    pub(super) inner: usize,
+    k: usize,
+    /// 4 bits per index column: the tensor axis it addresses.
+    packed: u32,
+    /// Bit d set when tensor axis d is not indexed.
+    other_mask: u32,
+}
+
+impl IndexedAxes {
+    /// `axes` (already checked against `shape`) of a tensor of `shape`.
+    pub(super) fn new(shape: &[usize], axes: &[usize]) -> IndexedAxes {
+        let other: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+        IndexedAxes {
+            inner: other.iter().map(|&d| shape[d]).product(),
+            k: axes.len(),
+            packed: axes
+                .iter()
+                .enumerate()
+                .fold(0, |acc, (j, &a)| acc | (a as u32) << (4 * j)),
+            other_mask: other.iter().fold(0, |acc, &d| acc | 1 << d),
+            other,
+        }
+    }
+
+    /// Appends what gather.comp and scatter.comp take after their addresses: the
+    /// invocation count `n`, the row geometry and the tensor's dims and strides.
+    pub(super) fn push(&self, push: PushWords, n: usize, shape: &[usize]) -> Result<PushWords> {
+        Ok(push
+            .u(u32_of(n, "element count")?)
+            .u(u32_of(self.inner, "row size")?)
+            .u(self.k as u32)
+            .u(shape.len() as u32)
+            .u(self.packed)
+            .u(self.other_mask)
+            .array(shape.iter().map(|&x| x as u32))
+            .array(contiguous_strides(shape).iter().map(|&x| x as i32 as u32)))
+    }
+}
+
+/// Indices must be of an integer type.
+pub(super) fn check_int_indices(op: &str, indices: &Tensor) -> Result<()> {
+    if indices.dtype.is_int() {
+        return Ok(());
+    }
+    Err(crate::invalid!(
+        "{op}: indices must be integers, got {}",
+        indices.dtype.name()
+    ))
+}
+
 /// Nx `gather(t, indices, axes)`: `indices` has shape `[..batch, k]`, each row naming a
 /// position along `axes` (k of them); the output has shape `batch ++ (t's other axes)`.
 /// Indices out of range are clamped to the axis (as EXLA does).
@@ -118,15 +173,10 @@ pub fn gather(t: &Tensor, indices: &Tensor, axes: &[usize]) -> Result<Tensor> {
             ));
         }
     }
-    if !indices.dtype.is_int() {
-        return Err(crate::invalid!(
-            "gather: indices must be integers, got {}",
-            indices.dtype.name()
-        ));
-    }
-    let other: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).collect();
+    check_int_indices("gather", indices)?;
+    let ia = IndexedAxes::new(&t.shape, axes);
     let mut out_shape = batch.to_vec();
-    out_shape.extend(other.iter().map(|&d| t.shape[d]));
+    out_shape.extend(ia.other.iter().map(|&d| t.shape[d]));
     let out = Tensor::empty(&out_shape, t.dtype)?;
     let n = numel(&out_shape)?;
     if n == 0 {
@@ -138,28 +188,11 @@ pub fn gather(t: &Tensor, indices: &Tensor, axes: &[usize]) -> Result<Tensor> {
             t.shape
         ));
     }
-    let inner: usize = other.iter().map(|&d| t.shape[d]).product();
-    let packed_axes = axes
-        .iter()
-        .enumerate()
-        .fold(0u32, |acc, (j, &a)| acc | (a as u32) << (4 * j));
-    let other_mask = other.iter().fold(0u32, |acc, &d| acc | 1 << d);
     let push = PushWords::new()
         .addr(&out.block)
         .addr(&t.block)
-        .addr(&indices.block)
-        .u(u32_of(n, "element count")?)
-        .u(u32_of(inner, "row size")?)
-        .u(k as u32)
-        .u(rank as u32)
-        .u(packed_axes)
-        .u(other_mask)
-        .array(t.shape.iter().map(|&x| x as u32))
-        .array(
-            contiguous_strides(&t.shape)
-                .iter()
-                .map(|&x| x as i32 as u32),
-        );
+        .addr(&indices.block);
+    let push = ia.push(push, n, &t.shape)?;
     launch(
         Kernel::Gather(t.dtype.size() as u8),
         [indices.dtype.code(), 0],

@@ -6,9 +6,10 @@
 
 use super::creation::{constant, Scalar};
 use super::elementwise::as_type;
+use super::indexing::{check_int_indices, IndexedAxes};
 use super::layout::{contiguous_strides, MAX_RANK};
 use super::shape::gather_strided;
-use super::{grid, launch, read, u32_of, write, PushWords};
+use super::{grid, launch, read, write, PushWords};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::{Accumulator, Kernel};
@@ -21,10 +22,7 @@ const MODE_ADD: u32 = 2;
 /// The checked geometry of an indexed update.
 struct Plan {
     rows: usize,
-    inner: usize,
-    k: usize,
-    packed_axes: u32,
-    other_mask: u32,
+    axes: IndexedAxes,
 }
 
 fn plan(
@@ -50,28 +48,14 @@ fn plan(
     if k != axes.len() || !sorted || axes.iter().any(|&a| a >= rank) || rank > MAX_RANK {
         return Err(bad());
     }
-    let other: Vec<usize> = (0..rank).filter(|d| !axes.contains(d)).collect();
+    let ia = IndexedAxes::new(&target.shape, axes);
     let mut want = vec![rows];
-    want.extend(other.iter().map(|&d| target.shape[d]));
+    want.extend(ia.other.iter().map(|&d| target.shape[d]));
     if updates.shape != want {
         return Err(bad());
     }
-    if !indices.dtype.is_int() {
-        return Err(crate::invalid!(
-            "{op}: indices must be integers, got {}",
-            indices.dtype.name()
-        ));
-    }
-    Ok(Plan {
-        rows,
-        inner: other.iter().map(|&d| target.shape[d]).product(),
-        k,
-        packed_axes: axes
-            .iter()
-            .enumerate()
-            .fold(0, |acc, (j, &a)| acc | (a as u32) << (4 * j)),
-        other_mask: other.iter().fold(0, |acc, &d| acc | 1 << d),
-    })
+    check_int_indices(op, indices)?;
+    Ok(Plan { rows, axes: ia })
 }
 
 /// One launch of the scatter kernel in `mode` over `n` invocations.
@@ -94,19 +78,8 @@ fn scatter_launch(
         .addr(&out.block)
         .addr(&upd.block)
         .addr(&indices.block)
-        .addr(&win.unwrap_or(out).block)
-        .u(u32_of(n, "element count")?)
-        .u(u32_of(p.inner, "row size")?)
-        .u(p.k as u32)
-        .u(out.shape.len() as u32)
-        .u(p.packed_axes)
-        .u(p.other_mask)
-        .array(out.shape.iter().map(|&x| x as u32))
-        .array(
-            contiguous_strides(&out.shape)
-                .iter()
-                .map(|&x| x as i32 as u32),
-        );
+        .addr(&win.unwrap_or(out).block);
+    let push = p.axes.push(push, n, &out.shape)?;
     launch(
         kernel,
         [indices.dtype.code() | mode << 8, 0],
