@@ -40,6 +40,7 @@ for file <- Path.wildcard(Path.join([root, "test", "native", "*_test.exs"])), do
 nx_test_files = if only_native?, do: [], else: Path.wildcard(Path.join([root, "test", "nx", "*_test.exs"]))
 
 if nx? do
+  Code.require_file(Path.join(root, "test/support/nx_helpers.exs"))
   for file <- nx_test_files, do: Code.require_file(file)
 else
   # Without Nx these files cannot even compile (they use Nx structs). Each of their tests

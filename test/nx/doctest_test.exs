@@ -25,6 +25,12 @@ defmodule Nx.Vulkan.DoctestSupport do
       [erf: 1, erfc: 1, erf_inv: 1]
   end
 
+  @doc "For a test's `setup`: Nx.Vulkan.Backend is the default and the fallback raises."
+  def on_the_gpu do
+    Nx.default_backend(Nx.Vulkan.Backend)
+    Nx.Vulkan.NxHelpers.raise_on_fallback()
+  end
+
   # Precision: the printed f32 differs in the last digit (1-2 ulp: f32 atan2, log/exp in
   # logsumexp, pow(x, 2) in variance).
   def precision, do: [atan2: 2, logsumexp: 2, standard_deviation: 2, variance: 2]
@@ -35,12 +41,7 @@ defmodule Nx.Vulkan.DoctestTest do
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
   import Nx.Vulkan.DoctestSupport
 
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    previous = Nx.Vulkan.set_fallback(:raise)
-    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
-    :ok
-  end
+  setup do: Nx.Vulkan.DoctestSupport.on_the_gpu()
 
   doctest Nx, except: no_complex_or_f8_storage() ++ no_kernel_yet() ++ no_f64_math() ++ precision()
 end
@@ -48,14 +49,8 @@ end
 defmodule Nx.Vulkan.DoctestLinAlgTest do
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
-  import Nx, only: :sigils
 
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    previous = Nx.Vulkan.set_fallback(:raise)
-    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
-    :ok
-  end
+  setup do: Nx.Vulkan.DoctestSupport.on_the_gpu()
 
   # triangular_solve has no kernel yet, and the functions built on it (solve, invert,
   # svd, norm, ...) need it; adjoint's doctest is complex; lu and pinv differ by 1-2 ulp.
@@ -69,12 +64,7 @@ defmodule Nx.Vulkan.DoctestRandomTest do
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
 
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    previous = Nx.Vulkan.set_fallback(:raise)
-    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
-    :ok
-  end
+  setup do: Nx.Vulkan.DoctestSupport.on_the_gpu()
 
   # normal/uniform: complex examples; gumbel, multivariate_normal: 1-ulp printed f32.
   doctest Nx.Random, except: [normal: 4, uniform: 4, gumbel: 2, multivariate_normal: 4]
@@ -84,12 +74,7 @@ defmodule Nx.Vulkan.DoctestConstantsTest do
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
 
-  setup do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    previous = Nx.Vulkan.set_fallback(:raise)
-    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
-    :ok
-  end
+  setup do: Nx.Vulkan.DoctestSupport.on_the_gpu()
 
   # Their doctests create f8 or complex tensors (no Vulkan storage yet).
   doctest Nx.Constants,

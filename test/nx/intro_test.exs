@@ -3,14 +3,9 @@ defmodule Nx.Vulkan.IntroTest do
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
 
-  setup do
-    previous = Nx.Vulkan.set_fallback(:raise)
-    on_exit(fn -> Nx.Vulkan.set_fallback(previous) end)
-    :ok
-  end
+  import Nx.Vulkan.NxHelpers, only: [gpu: 1, host: 1]
 
-  defp gpu(t), do: Nx.backend_transfer(t, Nx.Vulkan.Backend)
-  defp host(t), do: Nx.backend_transfer(t, Nx.BinaryBackend)
+  setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
 
   test "boot and round trip" do
     assert is_binary(Nx.Vulkan.init())

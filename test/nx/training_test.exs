@@ -4,7 +4,7 @@ defmodule Nx.Vulkan.TrainingTest do
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
   @moduletag :axon
 
-  defp host(t), do: Nx.backend_transfer(t, Nx.BinaryBackend)
+  import Nx.Vulkan.NxHelpers, only: [host: 1]
 
   defp model do
     Axon.input("x", shape: {nil, 4})
