@@ -306,6 +306,21 @@ fn matmul(n: usize, reps: usize, burst: usize) {
     );
 }
 
+/// Keeps the GPU busy with 4096 matmuls for about a second: an idle H200 sits at 345 MHz
+/// and ramps to 1980 MHz under load, so figures taken cold are up to 5x low.
+/// torch_bench.py warms up the same way.
+fn warm_up() {
+    let n = 4096;
+    let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed().as_secs_f64() < 1.0 {
+        let _ = dot(&ta, &[1], &[], &ta, &[0], &[], DType::F32)
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -326,27 +341,60 @@ fn main() {
         tiny_phases(600, 50);
         return;
     }
-    tiny_roundtrip(if quick { 500 } else { 3000 });
-    op_issue(if quick { 2000 } else { 20000 });
+    // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
+    // transpose, softmax, mlp, matmul), to compare settings in one device call.
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(str::to_string).collect());
+    let want = |g: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == g));
+    if !quick {
+        warm_up();
+    }
+    if want("tiny") {
+        tiny_roundtrip(if quick { 500 } else { 3000 });
+    }
+    if want("issue") {
+        op_issue(if quick { 2000 } else { 20000 });
+    }
     // --quick (lavapipe): one timed launch per figure; a GPU run takes the median of 9
     // bursts of 10 launches.
     let (reps, burst) = if quick { (1, 1) } else { (9, 10) };
-    add_throughput(1 << 24, reps, burst);
-    sum_throughput(1 << 24, reps, burst);
+    // NX_BENCH_BURST: launches per timed burst of the throughput figures (default 10).
+    let burst = std::env::var("NX_BENCH_BURST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(burst);
+    if want("add") {
+        add_throughput(1 << 24, reps, burst);
+    }
+    if want("sum") {
+        sum_throughput(1 << 24, reps, burst);
+    }
     let side = if quick { 1024 } else { 4096 };
-    sum_axis0(side, reps, burst);
-    transpose_2d(side, reps, burst);
-    softmax_rows(side, reps, burst);
-    mlp_step(if quick { 1 } else { 9 });
-    if large {
+    if want("sum_axis0") {
+        sum_axis0(side, reps, burst);
+    }
+    if want("transpose") {
+        transpose_2d(side, reps, burst);
+    }
+    if want("softmax") {
+        softmax_rows(side, reps, burst);
+    }
+    if want("mlp") {
+        mlp_step(if quick { 1 } else { 9 });
+    }
+    if large && want("add") {
         add_throughput(1 << 28, 5, burst);
     }
-    let sizes: &[usize] = if quick {
-        &[256, 1024]
-    } else {
-        &[256, 512, 1024, 2048, 4096, 8192]
+    // `--sizes 4096,8192`: the matmul sizes, in this order (repeats allowed).
+    let sizes: Vec<usize> = match args.iter().position(|a| a == "--sizes") {
+        Some(i) => args[i + 1].split(',').map(|x| x.parse().unwrap()).collect(),
+        None if quick => vec![256, 1024],
+        None => vec![256, 512, 1024, 2048, 4096, 8192],
     };
-    for &n in sizes {
+    for &n in sizes.iter().filter(|_| want("matmul")) {
         // Bursts as PyTorch's side times them (5 bursts of 3 for the largest).
         let (r, b) = if quick {
             (1, 1)

@@ -130,8 +130,18 @@ def matmul(n, dtype=torch.float32, figure="matmul_f32"):
     emit(figure, str(n), 2 * n**3 / t / 1e12, "TFLOP/s", time_us=round(t * 1e6, 1))
 
 
+def warm_up():
+    """Busy the GPU with 4096 matmuls for about a second: an idle H200 clocks down to
+    345 MHz (engine_bench warms up the same way)."""
+    a = torch.rand(4096, 4096, device=dev)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 1.0:
+        (a @ a).sum().item()
+
+
 if __name__ == "__main__":
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__}), flush=True)
+    warm_up()
     tiny_roundtrip()
     op_issue()
     add(1 << 24)

@@ -99,6 +99,18 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufT { T v[]
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufT { T v[]; };
 #endif
 
+// Four T's as one 16-byte access, for 32-bit compute types (vectorised fast paths).
+#if defined(CT_F32)
+#define T4 vec4
+#elif defined(CT_I32)
+#define T4 ivec4
+#elif defined(CT_U32)
+#define T4 uvec4
+#endif
+#if defined(T4)
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer BufT4 { T4 v[]; };
+#endif
+
 // Compute-type value of a float element, truncated toward zero for integer compute types.
 T from_f32(float f) {
 #if defined(IS_FLOAT)

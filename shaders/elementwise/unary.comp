@@ -157,6 +157,22 @@ void main() {
     const uint in_ty = (OPS >> 8) & 0xFFu;
     const uint out_ty = (OPS >> 16) & 0xFFu;
     uint bits = type_bits(in_ty);
+#if defined(T4)
+    // Vectorised fast path (MODES 17, set by the host for contiguous, 16-byte aligned
+    // input and output stored as T): one thread per four elements, one per tail element.
+    if (MODES == 17u) {
+        BufT4 src4 = BufT4(pc.in_addr);
+        BufT4 dst4 = BufT4(pc.out_addr);
+        uint n4 = pc.n / 4u;
+        for (uint i = global_index(); i < n4; i += global_threads()) {
+            T4 x = src4.v[i];
+            dst4.v[i] = T4(apply(op, x.x, bits), apply(op, x.y, bits), apply(op, x.z, bits), apply(op, x.w, bits));
+        }
+        uint t = n4 * 4u + global_index();
+        if (t < pc.n) BufT(pc.out_addr).v[t] = apply(op, BufT(pc.in_addr).v[t], bits);
+        return;
+    }
+#endif
     // Fast path: contiguous input and output both stored exactly as T.
     if (MODES == 1u && in_ty == CT_TY && out_ty == CT_TY) {
         BufT src = BufT(pc.in_addr);

@@ -33,7 +33,7 @@ const TYPED: [(&str, &str); 8] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 25] = [
+const OTHER: [(&str, &str, &[&str]); 26] = [
     // f32 element-wise kernels whose division and sqrt go through f64 (correctly rounded
     // where drivers' f32 ones are not); used on devices with shaderFloat64.
     (
@@ -46,6 +46,7 @@ const OTHER: [(&str, &str, &[&str]); 25] = [
         "elementwise/binary.comp",
         &["CT_F32", "EXACT_VIA_F64"],
     ),
+    ("sgemm", "linalg/sgemm.comp", &[]),
     ("copy_w8", "movement/copy.comp", &["W8"]),
     ("copy_w16", "movement/copy.comp", &["W16"]),
     ("copy_w32", "movement/copy.comp", &["W32"]),
@@ -125,7 +126,9 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
             IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),
         });
         for d in &defines {
-            options.add_macro_definition(d, Some("1"));
+            // "NAME" defines NAME as 1, "NAME=VALUE" as VALUE.
+            let (key, value) = d.split_once('=').unwrap_or((d, "1"));
+            options.add_macro_definition(key, Some(value));
         }
         let file = path.to_string_lossy();
         let artifact = compiler

@@ -260,11 +260,15 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
             )
         })
         .collect();
-    let host_visible_device_memory = mem.memory_types.iter().any(|t| {
-        t.property_flags
-            .contains(MemoryPropertyFlags::DEVICE_LOCAL | MemoryPropertyFlags::HOST_VISIBLE)
-            && mem.memory_heaps[t.heap_index as usize].size >= (1 << 30)
-    });
+    // `NX_VULKAN_STAGED=1` keeps tensors in device-only memory even where the host could
+    // map it (transfers then go through staging buffers): a knob to compare the two.
+    let staged = std::env::var("NX_VULKAN_STAGED").is_ok_and(|v| v == "1");
+    let host_visible_device_memory = !staged
+        && mem.memory_types.iter().any(|t| {
+            t.property_flags
+                .contains(MemoryPropertyFlags::DEVICE_LOCAL | MemoryPropertyFlags::HOST_VISIBLE)
+                && mem.memory_heaps[t.heap_index as usize].size >= (1 << 30)
+        });
     let driver = match (&p.driver_name, &p.driver_info) {
         (Some(n), Some(i)) if !i.is_empty() => format!("{n} {i}"),
         (Some(n), _) => n.clone(),

@@ -124,7 +124,11 @@ impl Memory {
                 not_preferred_flags: MemoryPropertyFlags::empty(),
             }
         } else {
-            MemoryTypeFilter::PREFER_DEVICE
+            MemoryTypeFilter {
+                required_flags: MemoryPropertyFlags::DEVICE_LOCAL,
+                preferred_flags: MemoryPropertyFlags::empty(),
+                not_preferred_flags: MemoryPropertyFlags::HOST_VISIBLE,
+            }
         };
         let heap: u64 = device
             .physical_device()

@@ -34,6 +34,8 @@ pub enum Kernel {
     ColumnReduce(Compute),
     ArgReduce(Compute),
     Matmul(Compute),
+    /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
+    Sgemm,
     Index(Compute),
     Sort(Compute),
     /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
@@ -130,6 +132,7 @@ fn loader(k: Kernel) -> Loader {
         Kernel::Sort(U32) => sort_u32::load,
         Kernel::Sort(I64) => sort_i64::load,
         Kernel::Sort(U64) => sort_u64::load,
+        Kernel::Sgemm => sgemm::load,
         Kernel::Copy(1) => copy_w8::load,
         Kernel::Copy(2) => copy_w16::load,
         Kernel::Copy(4) => copy_w32::load,
@@ -168,7 +171,8 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Sort(c) => Some(c),
         Kernel::ScatterAdd(Accumulator::F64) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
-        Kernel::Copy(_)
+        Kernel::Sgemm
+        | Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)
         | Kernel::Gather(_)

@@ -10,7 +10,10 @@ use crate::error::Result;
 use crate::kernels::Kernel;
 use crate::tensor::Tensor;
 
+/// Output tile edge of matmul.comp.
 const TILE: usize = 64;
+/// Output tile edge of sgemm.comp.
+const SGEMM_TILE: usize = 128;
 /// Contracted elements per matmul launch (see the split-K comment in `dot`).
 const K_CHUNK: usize = 16_384;
 
@@ -38,6 +41,24 @@ fn arranged(t: &Tensor, order: &[usize]) -> Result<Tensor> {
     let dims: Vec<usize> = order.iter().map(|&a| t.shape[a]).collect();
     let strides: Vec<isize> = order.iter().map(|&a| cs[a]).collect();
     gather_strided(t, &dims, &strides, 0)
+}
+
+/// Whether the register-blocked f32 kernel (sgemm.comp) serves this product: f32 in and
+/// out, K and N multiples of 4 and 16-byte aligned buffers (every access is a vec4), and an
+/// output of at least one full 128x128 tile. `NX_VULKAN_SGEMM=0` turns it off (to compare
+/// kernels or rule this one out).
+fn sgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let enabled =
+        *ENABLED.get_or_init(|| std::env::var("NX_VULKAN_SGEMM").map_or(true, |v| v != "0"));
+    enabled
+        && [a, b, c]
+            .iter()
+            .all(|t| t.dtype == DType::F32 && t.block.addr % 16 == 0)
+        && k % 4 == 0
+        && n % 4 == 0
+        && m >= SGEMM_TILE
+        && n >= SGEMM_TILE
 }
 
 /// Nx `dot(a, contract_a, batch_a, b, contract_b, batch_b)` with output type `out_type`.
@@ -116,6 +137,11 @@ pub fn dot(
         out.clone()
     };
     let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
+    let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
+        (Kernel::Sgemm, SGEMM_TILE)
+    } else {
+        (Kernel::Matmul(compute), TILE)
+    };
     let elem = target.dtype.size() as u64;
     let (asz, bsz) = (a.dtype.size() as u64, b.dtype.size() as u64);
     // Batches beyond the 65,535 groups of the z axis go in several launches, each with
@@ -141,8 +167,8 @@ pub fn dot(
             .u(k1 as u32)
             .u((k0 > 0) as u32);
         let groups = [
-            u32_of(n.div_ceil(TILE), "column tiles")?,
-            u32_of(m.div_ceil(TILE), "row tiles")?,
+            u32_of(n.div_ceil(tile), "column tiles")?,
+            u32_of(m.div_ceil(tile), "row tiles")?,
             nb as u32,
         ];
         if groups[1] > 65_535 || groups[0] > 65_535 {
@@ -151,7 +177,7 @@ pub fn dot(
             ));
         }
         launch(
-            Kernel::Matmul(compute),
+            kernel,
             [ops, 0],
             &push,
             groups,

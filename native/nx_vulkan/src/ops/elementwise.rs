@@ -294,7 +294,12 @@ pub fn binary(
     }
     let (d, s) = simplify(out_shape, &[sa, sb])?;
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
-    let modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2;
+    let mut modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2;
+    let mut threads = n as u64;
+    if modes == 1 | 1 << 2 && vectorisable(compute, &[a, b, &out]) {
+        modes |= VECTORISED;
+        threads = threads.div_ceil(4);
+    }
     let push = PushWords::new()
         .addr(&out.block)
         .addr(&a.block)
@@ -310,10 +315,22 @@ pub fn binary(
         Kernel::Binary(compute),
         [ops, modes],
         &push,
-        grid(n as u64),
+        grid(threads),
         &[read(&a.block), read(&b.block), write(&out.block)],
     )?;
     Ok(out)
+}
+
+/// The element-wise kernels' MODES bit for their vec4 path.
+const VECTORISED: u32 = 16;
+
+/// Whether contiguous `tensors` can take the vec4 path of the element-wise kernels: a
+/// 32-bit compute type that every tensor is stored as, and 16-byte aligned buffers.
+fn vectorisable(compute: Compute, tensors: &[&Tensor]) -> bool {
+    !compute.is_64()
+        && tensors
+            .iter()
+            .all(|t| t.dtype == compute.storage() && t.block.addr % 16 == 0)
 }
 
 /// Runs the unary kernel over `t` read through `dims`/`strides`.
@@ -340,11 +357,17 @@ fn unary_strided(
         .i(0)
         .array(d.iter().map(|&x| x as u32))
         .array(s[0].iter().map(|&x| x as i32 as u32));
+    let mut mode = (access_mode(&d, &s[0]) == 1) as u32;
+    let mut threads = n as u64;
+    if mode == 1 && vectorisable(compute, &[t, &out]) {
+        mode |= VECTORISED;
+        threads = threads.div_ceil(4);
+    }
     launch(
         Kernel::Unary(compute),
-        [ops, (access_mode(&d, &s[0]) == 1) as u32],
+        [ops, mode],
         &push,
-        grid(n as u64),
+        grid(threads),
         &[read(&t.block), write(&out.block)],
     )?;
     Ok(out)
