@@ -54,9 +54,9 @@ fn sgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) 
     enabled
         && [a, b, c]
             .iter()
-            .all(|t| t.dtype == DType::F32 && t.block.addr % 16 == 0)
-        && k % 4 == 0
-        && n % 4 == 0
+            .all(|t| t.dtype == DType::F32 && t.block.addr.is_multiple_of(16))
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
         && m >= SGEMM_TILE
         && n >= SGEMM_TILE
 }

@@ -330,7 +330,7 @@ fn vectorisable(compute: Compute, tensors: &[&Tensor]) -> bool {
     !compute.is_64()
         && tensors
             .iter()
-            .all(|t| t.dtype == compute.storage() && t.block.addr % 16 == 0)
+            .all(|t| t.dtype == compute.storage() && t.block.addr.is_multiple_of(16))
 }
 
 /// Runs the unary kernel over `t` read through `dims`/`strides`.
