@@ -193,6 +193,39 @@ fn softmax_rows(n: usize, reps: usize, burst: usize) {
     );
 }
 
+/// The five launches of `softmax_rows`, each timed alone (to see where the time goes).
+fn softmax_parts(n: usize, reps: usize, burst: usize) {
+    let t = square(n);
+    let f = DType::F32;
+    let m = reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap();
+    let e = unary(UnaryOp::Exp, &t, f).unwrap();
+    let parts: [(&str, &dyn Fn() -> Tensor); 5] = [
+        ("max_rows", &|| {
+            reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap()
+        }),
+        ("subtract_column", &|| {
+            binary(BinaryOp::Subtract, &t, &m, &[n, n], f).unwrap()
+        }),
+        ("exp", &|| unary(UnaryOp::Exp, &t, f).unwrap()),
+        ("sum_rows", &|| {
+            reduce(ReduceOp::Sum, &e, Some(&[1]), true, f).unwrap()
+        }),
+        ("divide_column", &|| {
+            binary(BinaryOp::Divide, &e, &m, &[n, n], f).unwrap()
+        }),
+    ];
+    for (name, op) in parts {
+        let s = burst_seconds(reps, burst, op);
+        emit(
+            &format!("softmax_part_{name}"),
+            &format!("{}", n * n),
+            s * 1e6,
+            "us",
+            "",
+        );
+    }
+}
+
 /// One SGD step of a 784-128-10 MLP (ReLU, softmax cross-entropy), batch 128, written
 /// out as the ops Nx's autodiff would emit (forward, backward, update): ~30 launches.
 fn mlp_step(reps: usize) {
@@ -342,13 +375,16 @@ fn main() {
         return;
     }
     // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
-    // transpose, softmax, mlp, matmul), to compare settings in one device call.
+    // transpose, softmax, softmax_parts (not in the default set), mlp, matmul), to compare settings in one device call.
     let only: Option<Vec<String>> = args
         .iter()
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .map(|v| v.split(',').map(str::to_string).collect());
-    let want = |g: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == g));
+    let want = |g: &str| match &only {
+        Some(o) => o.iter().any(|x| x == g),
+        None => g != "softmax_parts",
+    };
     if !quick {
         warm_up();
     }
@@ -381,6 +417,9 @@ fn main() {
     }
     if want("softmax") {
         softmax_rows(side, reps, burst);
+    }
+    if want("softmax_parts") {
+        softmax_parts(side, reps, burst);
     }
     if want("mlp") {
         mlp_step(if quick { 1 } else { 9 });

@@ -13,7 +13,8 @@ layout(constant_id = 0) const uint OPS = 0u;
 layout(constant_id = 1) const uint MODES = 0u;
 // OPS = op | a_ty << 8 | b_ty << 16 | out_ty << 24
 // MODES = a_mode | b_mode << 2, each 0: strided, 1: contiguous (read at i), 2: scalar;
-// bit 4: the vectorised path (both contiguous, all types T, 16-byte aligned).
+// bit 4: the vectorised path (both contiguous, all types T, 16-byte aligned); bit 5: the
+// vectorised broadcasting path (see main).
 
 layout(push_constant) uniform Params {
     uvec2 out_addr;
@@ -133,6 +134,33 @@ void main() {
         }
         uint t = n4 * 4u + global_index();
         if (t < pc.n) BufT(pc.out_addr).v[t] = apply(op, BufT(pc.a_addr).v[t], BufT(pc.b_addr).v[t]);
+        return;
+    }
+    // Broadcasting vectorised path (MODES bit 5, set by the host when every type is T, the
+    // innermost dim is a multiple of 4 and each operand walks it with stride 1 - then its
+    // other strides are multiples of 4 and its buffer 16-byte aligned - or stride 0): four
+    // elements of one row per thread, offsets computed once for the four.
+    if ((MODES & 32u) != 0u) {
+        const uint last = pc.rank - 1u;
+        const bool a_vec = pc.a_strides[last] == 1;
+        const bool b_vec = pc.b_strides[last] == 1;
+        BufT4 o4 = BufT4(pc.out_addr);
+        uint n4 = pc.n / 4u;
+        for (uint q = global_index(); q < n4; q += global_threads()) {
+            uint rem = q * 4u;
+            int ia = 0;
+            int ib = 0;
+            for (int d = int(last); d >= 0; d--) {
+                uint dim = pc.dims[d];
+                int c = int(rem % dim);
+                ia += c * pc.a_strides[d];
+                ib += c * pc.b_strides[d];
+                rem /= dim;
+            }
+            T4 x = a_vec ? BufT4(pc.a_addr).v[uint(ia) / 4u] : T4(BufT(pc.a_addr).v[uint(ia)]);
+            T4 y = b_vec ? BufT4(pc.b_addr).v[uint(ib) / 4u] : T4(BufT(pc.b_addr).v[uint(ib)]);
+            o4.v[q] = T4(apply(op, x.x, y.x), apply(op, x.y, y.y), apply(op, x.z, y.z), apply(op, x.w, y.w));
+        }
         return;
     }
 #endif

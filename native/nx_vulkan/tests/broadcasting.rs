@@ -161,6 +161,13 @@ fn broadcasting_rank_0_and_empty() {
         (&[0, 3], &[3], &[0, 3]),
         (&[2, 0], &[1], &[2, 0]),
         (&[300, 1], &[1, 257], &[300, 257]),
+        // Inner dims that are multiples of 4 take the kernel's vec4 broadcasting path:
+        // per-row values, a bias row, a middle broadcast axis, and an odd inner dim.
+        (&[6, 8], &[6, 1], &[6, 8]),
+        (&[5, 12], &[12], &[5, 12]),
+        (&[3, 4, 8], &[3, 1, 8], &[3, 4, 8]),
+        (&[2, 3, 1], &[2, 3, 4], &[2, 3, 4]),
+        (&[4, 6], &[1, 6], &[4, 6]),
     ];
     for &(sa, sb, out) in cases {
         for op in [Add, Subtract, Multiply] {

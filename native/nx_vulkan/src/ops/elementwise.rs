@@ -299,6 +299,9 @@ pub fn binary(
     if modes == 1 | 1 << 2 && vectorisable(compute, &[a, b, &out]) {
         modes |= VECTORISED;
         threads = threads.div_ceil(4);
+    } else if rows_vectorisable(compute, &d, &s, &[a, b, &out]) {
+        modes |= VECTORISED_ROWS;
+        threads /= 4;
     }
     let push = PushWords::new()
         .addr(&out.block)
@@ -331,6 +334,31 @@ fn vectorisable(compute: Compute, tensors: &[&Tensor]) -> bool {
         && tensors
             .iter()
             .all(|t| t.dtype == compute.storage() && t.block.addr.is_multiple_of(16))
+}
+
+/// The binary kernel's MODES bit for its vec4 path with broadcasting.
+const VECTORISED_ROWS: u32 = 32;
+
+/// Whether the binary kernel's broadcasting vec4 path serves `dims`/`strides` (simplified):
+/// the innermost dim a multiple of 4, walked by each operand with stride 0 (one value for
+/// four elements) or 1 (a vec4; its other strides multiples of 4 so vec4s stay aligned),
+/// and the types as [`vectorisable`] wants them.
+fn rows_vectorisable(
+    compute: Compute,
+    dims: &[usize],
+    strides: &[Vec<isize>],
+    tensors: &[&Tensor],
+) -> bool {
+    let Some(&inner) = dims.last() else {
+        return false;
+    };
+    inner.is_multiple_of(4)
+        && vectorisable(compute, tensors)
+        && strides.iter().all(|s| match s.last() {
+            Some(0) => true,
+            Some(1) => s[..s.len() - 1].iter().all(|&x| x % 4 == 0),
+            _ => false,
+        })
 }
 
 /// Runs the unary kernel over `t` read through `dims`/`strides`.
