@@ -114,6 +114,16 @@ fn op_issue(iters: usize) {
 fn burst_seconds(reps: usize, burst: usize, op: &dyn Fn() -> Tensor) -> f64 {
     let e = engine().unwrap();
     let _ = op().to_bytes().unwrap();
+    // Untimed bursts for at least 0.3 s on a GPU: it clocks down within milliseconds of
+    // idling (allocations, host work) and ramps up slowly; figures taken right after an
+    // idle gap were up to 2.5x low. torch_bench.py does the same.
+    let t0 = Instant::now();
+    while e.info().device_type != "cpu" && t0.elapsed().as_secs_f64() < 0.3 {
+        for _ in 0..burst {
+            let _ = op();
+        }
+        e.stream.synchronize().unwrap();
+    }
     let mut times = Vec::new();
     for _ in 0..reps {
         let t0 = Instant::now();
@@ -404,6 +414,12 @@ fn main() {
         .unwrap_or(burst);
     if want("add") {
         add_throughput(1 << 24, reps, burst);
+    }
+    // `--only add_sizes`: add throughput from 1M to 256M elements (where the curve bends).
+    if only.is_some() && want("add_sizes") {
+        for p in 20..=28 {
+            add_throughput(1 << p, 5, burst);
+        }
     }
     if want("sum") {
         sum_throughput(1 << 24, reps, burst);

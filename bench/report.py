@@ -26,12 +26,36 @@ def load(path):
     return rows, meta
 
 
+def higher_is_better(unit):
+    return unit in ("GB/s", "TFLOP/s")
+
+
+def load_best(folder, stem):
+    """<stem>.jsonl plus any <stem>-N.jsonl passes of the same run: each figure's best pass
+    (both sides get the same treatment, so a pass that hit a clock dip does not decide)."""
+    rows, meta, best = [], {}, {}
+    names = sorted(f for f in os.listdir(folder) if f == f"{stem}.jsonl" or (f.startswith(f"{stem}-") and f.endswith(".jsonl")))
+    for f in names:
+        r, m = load(os.path.join(folder, f))
+        meta = meta or m
+        for row in r:
+            k = (row["figure"], row["size"])
+            old = best.get(k)
+            if old is None:
+                best[k] = row
+                rows.append(k)
+            elif (row["value"] > old["value"]) == higher_is_better(row["unit"]):
+                best[k] = row
+    return [best[k] for k in rows], meta, len(names)
+
+
 def main():
     name, folder = sys.argv[1], sys.argv[2]
-    ours, ours_meta = load(os.path.join(folder, "engine.jsonl"))
-    elixir, _ = load(os.path.join(folder, "elixir.jsonl"))
-    peer_file = "torch.jsonl" if os.path.exists(os.path.join(folder, "torch.jsonl")) else "peer.jsonl"
-    peer, peer_meta = load(os.path.join(folder, peer_file))
+    ours, ours_meta, passes = load_best(folder, "engine")
+    elixir, _, _ = load_best(folder, "elixir")
+    peer_stem = "torch" if os.path.exists(os.path.join(folder, "torch.jsonl")) else "peer"
+    peer_file = f"{peer_stem}.jsonl"
+    peer, peer_meta, _ = load_best(folder, peer_stem)
     env = open(os.path.join(folder, "env.txt")).read() if os.path.exists(os.path.join(folder, "env.txt")) else ""
     peer_name = "PyTorch " + peer_meta.get("torch", "") if peer_file == "torch.jsonl" else peer_meta.get("peer", "peer")
     key = lambda r: (r["figure"], r["size"])
@@ -42,7 +66,7 @@ def main():
             p = peers.get(key(r))
             ratio = None
             if p and p["value"]:
-                ratio = r["value"] / p["value"] if r["unit"] in ("GB/s", "TFLOP/s") else p["value"] / r["value"]
+                ratio = r["value"] / p["value"] if higher_is_better(r["unit"]) else p["value"] / r["value"]
             table.append({**r, "caller": caller, "peer": p["value"] if p else None, "ratio": ratio})
     ours_keys = {key(r) for r in ours}
     missing = [r for r in peer if key(r) not in ours_keys]
@@ -55,7 +79,8 @@ def main():
     lines = [
         f"# {name}: {ours_meta.get('device', '?')} ({ours_meta.get('driver', '')})",
         "",
-        f"Peer: {peer_name}, same machine, same session. Ratio > 1 means Nx.Vulkan is faster.",
+        f"Peer: {peer_name}, same machine, same session. Ratio > 1 means Nx.Vulkan is faster."
+        + (f" Each side ran {passes} passes, alternating; each figure is its best pass." if passes > 1 else ""),
         "",
         "| caller | figure | size | Nx.Vulkan | peer | unit | ratio |",
         "|---|---|---|---:|---:|---|---:|",

@@ -47,8 +47,16 @@ def op_issue(iters=20000):
 
 
 def timed_burst(fn, reps, burst):
-    fn()
-    torch.cuda.synchronize()
+    # Untimed bursts for at least 0.3 s first: the GPU clocks down within milliseconds of
+    # idling (allocations, host work) and takes a while to ramp up (engine_bench does
+    # the same).
+    t0 = time.perf_counter()
+    while True:
+        for _ in range(burst):
+            fn()
+        torch.cuda.synchronize()
+        if time.perf_counter() - t0 >= 0.3:
+            break
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
