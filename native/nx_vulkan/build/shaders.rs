@@ -21,12 +21,13 @@ const COMPUTE: [(&str, &str); 6] = [
 ];
 
 /// Kernels built once per compute class: (module prefix, source under `shaders/`).
-const TYPED: [(&str, &str); 8] = [
+const TYPED: [(&str, &str); 9] = [
     ("unary", "elementwise/unary.comp"),
     ("binary", "elementwise/binary.comp"),
     ("reduce", "reduce/reduce.comp"),
     ("colreduce", "reduce/colreduce.comp"),
     ("argreduce", "reduce/argreduce.comp"),
+    ("window", "reduce/window.comp"),
     ("matmul", "linalg/matmul.comp"),
     ("index", "creation/index.comp"),
     ("sort", "sort/sort.comp"),

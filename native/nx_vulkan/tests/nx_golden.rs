@@ -14,6 +14,7 @@ mod golden;
 use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
+use nx_vulkan::ops::window::{window_reduce, WindowSpec};
 use nx_vulkan::ops::{creation, dot, indexing, scatter, shape, sort};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
@@ -294,6 +295,37 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             } else {
                 exact(engine(sort::argsort(&x, axis, desc, out_ty))?)
             }
+        }
+        "window_sum" | "window_product" | "window_max" | "window_min" => {
+            let x = tensor_arg(&a[0])?;
+            let o = opts(&a[2]);
+            let rank = x.shape.len();
+            let spec = WindowSpec {
+                dims: usizes(value(&a[1])),
+                strides: o.get("strides").map_or(vec![1; rank], usizes),
+                padding: o.get("padding").map_or(vec![(0, 0); rank], |p| {
+                    p.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|e| {
+                            let e = e.as_array().unwrap();
+                            (
+                                e[0].as_i64().unwrap() as isize,
+                                e[1].as_i64().unwrap() as isize,
+                            )
+                        })
+                        .collect()
+                }),
+                dilations: o.get("window_dilations").map_or(vec![1; rank], usizes),
+            };
+            let (r, tol) = match op {
+                "window_sum" => (ReduceOp::Sum, Tol::Accum),
+                "window_product" => (ReduceOp::Product, Tol::Accum),
+                "window_max" => (ReduceOp::Max, Tol::Exact),
+                _ => (ReduceOp::Min, Tol::Exact),
+            };
+            let k = spec.dims.iter().product::<usize>().max(1);
+            Ok((engine(window_reduce(r, &x, &spec, out_ty))?, tol, k))
         }
         other => Err(Skip::Unsupported(format!("op {other}"))),
     }

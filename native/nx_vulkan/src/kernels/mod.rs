@@ -33,6 +33,8 @@ pub enum Kernel {
     /// Reduction over a middle block of axes (colreduce.comp).
     ColumnReduce(Compute),
     ArgReduce(Compute),
+    /// Window reductions (window.comp).
+    Window(Compute),
     Matmul(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
@@ -114,6 +116,12 @@ fn loader(k: Kernel) -> Loader {
         Kernel::ArgReduce(U32) => argreduce_u32::load,
         Kernel::ArgReduce(I64) => argreduce_i64::load,
         Kernel::ArgReduce(U64) => argreduce_u64::load,
+        Kernel::Window(F32) => window_f32::load,
+        Kernel::Window(F64) => window_f64::load,
+        Kernel::Window(I32) => window_i32::load,
+        Kernel::Window(U32) => window_u32::load,
+        Kernel::Window(I64) => window_i64::load,
+        Kernel::Window(U64) => window_u64::load,
         Kernel::Matmul(F32) => matmul_f32::load,
         Kernel::Matmul(F64) => matmul_f64::load,
         Kernel::Matmul(I32) => matmul_i32::load,
@@ -166,6 +174,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Reduce(c)
         | Kernel::ColumnReduce(c)
         | Kernel::ArgReduce(c)
+        | Kernel::Window(c)
         | Kernel::Matmul(c)
         | Kernel::Index(c)
         | Kernel::Sort(c) => Some(c),

@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod scatter;
 pub mod shape;
 pub mod sort;
+pub mod window;
 
 use crate::dtype::{Compute, DType};
 use crate::engine::engine;

@@ -223,8 +223,8 @@ pub fn reduce(
     Ok(out)
 }
 
-/// The value of a reduction over no elements, as an `out_type` scalar.
-fn identity(op: ReduceOp, out_type: DType) -> Scalar {
+/// The value of a reduction over no elements (or over padding), as an `out_type` scalar.
+pub(crate) fn identity(op: ReduceOp, out_type: DType) -> Scalar {
     let bits = out_type.bits() as u32;
     let (min, max) = if out_type.is_signed_int() {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
