@@ -361,6 +361,25 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
+  for op <- [:window_sum, :window_product, :window_max, :window_min] do
+    @impl true
+    def unquote(op)(out, t, window_dimensions, opts) do
+      run(unquote(op), [out, t, window_dimensions, opts], out, fn ->
+        rank = tuple_size(t.shape)
+
+        Native.t_window(
+          unquote(Atom.to_string(op)),
+          ref!(t),
+          Tuple.to_list(window_dimensions),
+          opts[:strides] || List.duplicate(1, rank),
+          opts[:padding] || List.duplicate({0, 0}, rank),
+          opts[:window_dilations] || List.duplicate(1, rank),
+          type_name(out.type)
+        )
+      end)
+    end
+  end
+
   for {op, is_min} <- [argmax: false, argmin: true] do
     @impl true
     def unquote(op)(out, t, opts) do

@@ -3,7 +3,7 @@
 
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
 use crate::error::Error;
-use crate::ops::{creation, dot, elementwise, indexing, reduce, scatter, shape, sort};
+use crate::ops::{creation, dot, elementwise, indexing, reduce, scatter, shape, sort, window};
 use crate::tensor::Tensor;
 use rustler::{Binary, Env, OwnedBinary, ResourceArc};
 use std::sync::Mutex;
@@ -148,6 +148,35 @@ fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String
     let t = get(&op, &r)?;
     let to = dtype(&op, &ty)?;
     out(&op, reduce::reduce(rop, &t, axes.as_deref(), keep, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+#[allow(clippy::too_many_arguments)]
+fn t_window(
+    op: String,
+    r: Ref,
+    dims: Vec<usize>,
+    strides: Vec<usize>,
+    padding: Vec<(i64, i64)>,
+    dilations: Vec<usize>,
+    ty: String,
+) -> NifOut<Ref> {
+    let rop = match op.as_str() {
+        "window_sum" => reduce::ReduceOp::Sum,
+        "window_product" => reduce::ReduceOp::Product,
+        "window_max" => reduce::ReduceOp::Max,
+        "window_min" => reduce::ReduceOp::Min,
+        _ => return Err(err(&op, Error::Unsupported("no such window reduction".into()))),
+    };
+    let t = get(&op, &r)?;
+    let to = dtype(&op, &ty)?;
+    let spec = window::WindowSpec {
+        dims,
+        strides,
+        padding: padding.iter().map(|&(lo, hi)| (lo as isize, hi as isize)).collect(),
+        dilations,
+    };
+    out(&op, window::window_reduce(rop, &t, &spec, to))
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]

@@ -102,11 +102,11 @@ pub fn window_reduce(
         return super::creation::constant(&shape, out_type, identity(op, out_type));
     }
     let mut geo = Vec::with_capacity(t.shape.len() * 6);
-    for d in 0..t.shape.len() {
+    for (d, &in_dim) in t.shape.iter().enumerate() {
         let pad_lo = i32::try_from(spec.padding[d].0)
             .map_err(|_| crate::invalid!("{what}: padding {:?} is too large", spec.padding))?;
         for v in [
-            u32_of(t.shape[d], "dimension")?,
+            u32_of(in_dim, "dimension")?,
             u32_of(shape[d], "dimension")?,
             u32_of(spec.dims[d], "window dimension")?,
             u32_of(spec.strides[d], "stride")?,
