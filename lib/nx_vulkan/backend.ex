@@ -380,6 +380,26 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
+  for {op, is_min} <- [window_scatter_max: false, window_scatter_min: true] do
+    @impl true
+    def unquote(op)(out, t, source, init_value, window_dimensions, opts) do
+      run(unquote(op), [out, t, source, init_value, window_dimensions, opts], out, fn ->
+        rank = tuple_size(t.shape)
+
+        Native.t_window_scatter(
+          unquote(is_min),
+          ref!(t),
+          ref!(source),
+          ref!(init_value),
+          Tuple.to_list(window_dimensions),
+          opts[:strides] || List.duplicate(1, rank),
+          opts[:padding] || List.duplicate({0, 0}, rank),
+          type_name(out.type)
+        )
+      end)
+    end
+  end
+
   for {op, is_min} <- [argmax: false, argmin: true] do
     @impl true
     def unquote(op)(out, t, opts) do

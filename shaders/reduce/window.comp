@@ -10,14 +10,17 @@
 
 layout(local_size_x = 256) in;
 
-// OPS = op | in_ty << 8 | out_ty << 16 (op codes of ops.glsl).
+// OPS = op | in_ty << 8 | out_ty << 16 (op codes of ops.glsl), or for the selections of
+// window_scatter_max/min (op SELECT_MAX/SELECT_MIN) op | in_ty << 8 | init_ty << 16.
 layout(constant_id = 0) const uint OPS = 0u;
+#define SELECT_MAX 6u
+#define SELECT_MIN 7u
 
 layout(push_constant) uniform Params {
     uvec2 out_addr;
     uvec2 in_addr;
     uvec2 geo_addr;
-    uvec2 init;   // the identity's bits in T (low word first)
+    uvec2 init;   // the identity's bits in T (low word first); selections: the init tensor
     uint n;       // output elements
     uint rank;
     uint window;  // elements per window
@@ -41,10 +44,57 @@ T init_value() {
 #endif
 }
 
+// window_scatter_max/min, first pass: for window i, the flat input index of its last
+// maximum (minimum) - `x >= best` replaces, as Nx.BinaryBackend selects - where padding
+// holds the scatter's init value; pc.n (one past the input) when that element is padding.
+void select_windows(uint op, uint in_ty, uint init_ty) {
+    BufU32 geo = BufU32(pc.geo_addr);
+    BufU32 chosen_out = BufU32(pc.out_addr);
+    const T pad = load_elem(pc.init, init_ty, 0u);
+    uint input_size = 1u;
+    for (uint d = 0u; d < pc.rank; d++) input_size *= geo.v[d * 6u];
+    uint windows = 1u;
+    for (uint d = 0u; d < pc.rank; d++) windows *= geo.v[d * 6u + 1u];
+    for (uint i = global_index(); i < windows; i += global_threads()) {
+        T best = T(0);
+        uint chosen = input_size;
+        for (uint w = 0u; w < pc.window; w++) {
+            uint ri = i;
+            uint rw = w;
+            int off = 0;
+            int scale = 1;
+            bool inside = true;
+            for (int d = int(pc.rank) - 1; d >= 0; d--) {
+                uint b = uint(d) * 6u;
+                uint in_dim = geo.v[b];
+                uint out_dim = geo.v[b + 1u];
+                uint win = geo.v[b + 2u];
+                int c = int((ri % out_dim) * geo.v[b + 3u]) - int(geo.v[b + 4u]) + int(rw % win);
+                ri /= out_dim;
+                rw /= win;
+                if (c < 0 || c >= int(in_dim)) inside = false;
+                off += c * scale;
+                scale *= int(in_dim);
+            }
+            T x = inside ? load_elem(pc.in_addr, in_ty, uint(off)) : pad;
+            // The first element is chosen even when NaN (then nothing compares above it).
+            if (w == 0u || (op == SELECT_MAX ? x >= best : x <= best)) {
+                best = x;
+                chosen = inside ? uint(off) : input_size;
+            }
+        }
+        chosen_out.v[i] = chosen;
+    }
+}
+
 void main() {
     const uint op = OPS & 0xFFu;
     const uint in_ty = (OPS >> 8) & 0xFFu;
     const uint out_ty = (OPS >> 16) & 0xFFu;
+    if (op == SELECT_MAX || op == SELECT_MIN) {
+        select_windows(op, in_ty, out_ty);
+        return;
+    }
     BufU32 geo = BufU32(pc.geo_addr);
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         T acc = init_value();

@@ -13,7 +13,7 @@ defmodule Nx.Vulkan.DoctestSupport do
 
   # Ops with no Vulkan kernel yet.
   def no_kernel_yet do
-    [conv: 3, reduce: 4, window_reduce: 5, window_scatter_max: 5, window_scatter_min: 5]
+    [conv: 3, reduce: 4, window_reduce: 5]
   end
 
   # Their doctests use f64 inputs: f64 transcendental math is not on the GPU yet (it is

@@ -36,6 +36,26 @@ defmodule Nx.Vulkan.WindowTest do
     end
   end
 
+  test "window_scatter_max/min against BinaryBackend, ties and padding" do
+    t = Nx.tensor([[7, 2, 5, 3, 10, 2], [3, 8, 9, 3, 4, 2], [1, 5, 7, 5, 6, 1], [0, 6, 2, 7, 2, 8]])
+
+    for {fun, source_shape, opts} <- [
+          {&Nx.window_scatter_max/5, {2, 2}, [strides: [2, 3]]},
+          {&Nx.window_scatter_min/5, {2, 2}, [strides: [2, 3]]},
+          {&Nx.window_scatter_max/5, {3, 3}, [strides: [2, 2], padding: [{1, 1}, {1, 0}]]},
+          {&Nx.window_scatter_min/5, {4, 6}, [padding: :same]}
+        ],
+        type <- [:s32, :f32] do
+      t = Nx.as_type(t, type)
+      source = Nx.iota(source_shape, type: type) |> Nx.add(1)
+      init = Nx.tensor(2, type: type)
+      want = fun.(t, source, init, {2, 3}, opts)
+      got = fun.(gpu(t), gpu(source), gpu(init), {2, 3}, opts)
+      assert %Nx.Vulkan.Backend{} = got.data
+      assert Nx.to_binary(host(got)) == Nx.to_binary(want), "#{inspect(fun)} #{inspect(opts)} #{type}"
+    end
+  end
+
   test "a window of the wrong rank is an ArgumentError" do
     assert_raise ArgumentError, fn -> Nx.window_sum(gpu(Nx.iota({2, 3})), {2}) end
   end

@@ -14,7 +14,7 @@ mod golden;
 use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
-use nx_vulkan::ops::window::{window_reduce, WindowSpec};
+use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::ops::{creation, dot, indexing, scatter, shape, sort};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
@@ -326,6 +326,33 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             };
             let k = spec.dims.iter().product::<usize>().max(1);
             Ok((engine(window_reduce(r, &x, &spec, out_ty))?, tol, k))
+        }
+        "window_scatter_max" | "window_scatter_min" => {
+            let (x, src, init) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?, tensor_arg(&a[2])?);
+            let o = opts(&a[4]);
+            let padding: Vec<(isize, isize)> = o["padding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    let e = e.as_array().unwrap();
+                    (
+                        e[0].as_i64().unwrap() as isize,
+                        e[1].as_i64().unwrap() as isize,
+                    )
+                })
+                .collect();
+            let t = window_scatter(
+                op == "window_scatter_min",
+                &x,
+                &src,
+                &init,
+                &usizes(value(&a[3])),
+                &usizes(&o["strides"]),
+                &padding,
+                out_ty,
+            );
+            Ok((engine(t)?, Tol::Accum, src.numel().max(1)))
         }
         other => Err(Skip::Unsupported(format!("op {other}"))),
     }

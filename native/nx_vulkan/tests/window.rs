@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use nx_vulkan::ops::reduce::ReduceOp;
-use nx_vulkan::ops::window::{window_reduce, WindowSpec};
+use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::{DType, Error};
 
 fn spec(
@@ -231,4 +231,142 @@ fn bad_windows_are_errors() {
     )
     .unwrap();
     assert_eq!(got.shape, vec![0, 3]);
+}
+
+/// window_scatter as Nx.BinaryBackend defines it: pad with `init`, pick each window's last
+/// maximum (`x >= best`, first element chosen even when NaN), add its source value there
+/// unless it is padding; `init` everywhere else.
+fn scatter_reference(
+    is_min: bool,
+    x: &[f64],
+    shape: &[usize],
+    s: &WindowSpec,
+    src: &[f64],
+    init: f64,
+) -> Vec<f64> {
+    let wshape = s.output_shape(shape, "reference").unwrap();
+    let mut out = vec![init; x.len()];
+    let w: usize = s.dims.iter().product();
+    for (i, &v) in src.iter().enumerate() {
+        let o = unravel(i, &wshape);
+        let (mut best, mut chosen) = (0.0, None);
+        for k in 0..w {
+            let kk = unravel(k, &s.dims);
+            let c: Vec<isize> = (0..shape.len())
+                .map(|d| (o[d] * s.strides[d]) as isize - s.padding[d].0 + kk[d] as isize)
+                .collect();
+            let inside = c.iter().zip(shape).all(|(&c, &n)| c >= 0 && c < n as isize);
+            let pos =
+                inside.then(|| ravel(&c.iter().map(|&c| c as usize).collect::<Vec<_>>(), shape));
+            let val = pos.map_or(init, |p| x[p]);
+            if k == 0 || (if is_min { val <= best } else { val >= best }) {
+                best = val;
+                chosen = pos;
+            }
+        }
+        if let Some(p) = chosen {
+            out[p] += v;
+        }
+    }
+    out
+}
+
+#[test]
+fn window_scatter_picks_the_last_extreme_and_skips_padding() {
+    let mut rng = Rng::new(92);
+    let cases = [
+        (vec![4, 6], vec![2, 3], vec![2, 3], vec![(0, 0), (0, 0)]),
+        (vec![4, 5], vec![2, 3], vec![2, 2], vec![(0, 0), (0, 0)]),
+        (
+            vec![2, 2, 2, 4],
+            vec![1, 1, 2, 2],
+            vec![1, 1, 2, 2],
+            vec![(0, 0); 4],
+        ),
+        (vec![5, 5], vec![3, 3], vec![2, 2], vec![(1, 1), (2, 0)]),
+        (vec![7], vec![3], vec![1], vec![(2, 2)]),
+    ];
+    for (shape, dims, strides, padding) in cases {
+        let s = WindowSpec {
+            dims: dims.clone(),
+            strides: strides.clone(),
+            padding: padding.clone(),
+            dilations: vec![1; shape.len()],
+        };
+        let wshape = s.output_shape(&shape, "test").unwrap();
+        let n: usize = shape.iter().product();
+        // Few distinct values, so ties are common.
+        let x: Vec<i32> = (0..n).map(|_| rng.int(0, 4) as i32).collect();
+        let src: Vec<i32> = (0..wshape.iter().product())
+            .map(|_| rng.int(1, 9) as i32)
+            .collect();
+        for is_min in [false, true] {
+            for init in [0i32, 2, 9] {
+                let want = scatter_reference(
+                    is_min,
+                    &x.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                    &shape,
+                    &s,
+                    &src.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                    init as f64,
+                );
+                let got = window_scatter(
+                    is_min,
+                    &upload(&shape, DType::S32, &x),
+                    &upload(&wshape, DType::S32, &src),
+                    &upload(&[], DType::S32, &[init]),
+                    &dims,
+                    &strides,
+                    &padding,
+                    DType::S32,
+                )
+                .unwrap();
+                assert_eq!(got.shape, shape);
+                let want: Vec<i32> = want.iter().map(|&v| v as i32).collect();
+                assert_eq!(
+                    download::<i32>(&got),
+                    want,
+                    "min={is_min} init={init} {shape:?} {s:?}"
+                );
+            }
+        }
+        let xf: Vec<f32> = x
+            .iter()
+            .map(|&v| if v == 3 { f32::NAN } else { v as f32 * 0.5 })
+            .collect();
+        let srcf: Vec<f32> = src.iter().map(|&v| v as f32 * 0.25).collect();
+        let want = scatter_reference(
+            false,
+            &xf.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            &shape,
+            &s,
+            &srcf.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            -1.0,
+        );
+        let got = window_scatter(
+            false,
+            &upload(&shape, DType::F32, &xf),
+            &upload(&wshape, DType::F32, &srcf),
+            &upload(&[], DType::F32, &[-1f32]),
+            &dims,
+            &strides,
+            &padding,
+            DType::F32,
+        )
+        .unwrap();
+        let want: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        assert_eq!(download::<f32>(&got), want, "f32 with NaN {shape:?} {s:?}");
+    }
+    let t = upload(&[4], DType::S32, &[1i32, 2, 3, 4]);
+    let bad = window_scatter(
+        false,
+        &t,
+        &upload(&[3], DType::S32, &[1i32, 1, 1]),
+        &upload(&[], DType::S32, &[0i32]),
+        &[2],
+        &[2],
+        &[(0, 0)],
+        DType::S32,
+    );
+    assert!(matches!(bad, Err(Error::InvalidArgument(_))));
 }

@@ -166,17 +166,54 @@ fn t_window(
         "window_product" => reduce::ReduceOp::Product,
         "window_max" => reduce::ReduceOp::Max,
         "window_min" => reduce::ReduceOp::Min,
-        _ => return Err(err(&op, Error::Unsupported("no such window reduction".into()))),
+        _ => {
+            return Err(err(
+                &op,
+                Error::Unsupported("no such window reduction".into()),
+            ))
+        }
     };
     let t = get(&op, &r)?;
     let to = dtype(&op, &ty)?;
     let spec = window::WindowSpec {
         dims,
         strides,
-        padding: padding.iter().map(|&(lo, hi)| (lo as isize, hi as isize)).collect(),
+        padding: padding
+            .iter()
+            .map(|&(lo, hi)| (lo as isize, hi as isize))
+            .collect(),
         dilations,
     };
     out(&op, window::window_reduce(rop, &t, &spec, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+#[allow(clippy::too_many_arguments)]
+fn t_window_scatter(
+    is_min: bool,
+    r: Ref,
+    source: Ref,
+    init: Ref,
+    dims: Vec<usize>,
+    strides: Vec<usize>,
+    padding: Vec<(i64, i64)>,
+    ty: String,
+) -> NifOut<Ref> {
+    let op = if is_min {
+        "window_scatter_min"
+    } else {
+        "window_scatter_max"
+    };
+    let (t, s, i) = (get(op, &r)?, get(op, &source)?, get(op, &init)?);
+    let to = dtype(op, &ty)?;
+    let padding: Vec<(isize, isize)> = padding
+        .iter()
+        .map(|&(lo, hi)| (lo as isize, hi as isize))
+        .collect();
+    out(
+        op,
+        window::window_scatter(is_min, &t, &s, &i, &dims, &strides, &padding, to),
+    )
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]

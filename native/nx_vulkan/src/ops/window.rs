@@ -1,8 +1,12 @@
 //! Nx window reductions (`window_sum`, `window_product`, `window_max`, `window_min`) with
-//! strides, low/high padding (negative crops) and window dilations, any rank.
+//! strides, low/high padding (negative crops) and window dilations, any rank; and
+//! `window_scatter_max`/`window_scatter_min` (a selection pass, then `indexed_add`).
 
 use super::creation::scalar_bytes;
+use super::elementwise::as_type;
 use super::reduce::{identity, ReduceOp};
+use super::scatter::indexed_add;
+use super::shape::{broadcast, slice};
 use super::{grid, launch, read, u32_of, write, PushWords};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -73,6 +77,97 @@ impl WindowSpec {
     }
 }
 
+/// The geometry buffer of window.comp: per axis in_dim, out_dim, window_dim, stride, pad_lo,
+/// dilation.
+fn geometry(t: &Tensor, shape: &[usize], spec: &WindowSpec, what: &str) -> Result<Tensor> {
+    let mut geo = Vec::with_capacity(t.shape.len() * 24);
+    for (d, &in_dim) in t.shape.iter().enumerate() {
+        let pad_lo = i32::try_from(spec.padding[d].0)
+            .map_err(|_| crate::invalid!("{what}: padding {:?} is too large", spec.padding))?;
+        for v in [
+            u32_of(in_dim, "dimension")?,
+            u32_of(shape[d], "dimension")?,
+            u32_of(spec.dims[d], "window dimension")?,
+            u32_of(spec.strides[d], "stride")?,
+            pad_lo as u32,
+            u32_of(spec.dilations[d], "dilation")?,
+        ] {
+            geo.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    Tensor::from_bytes(&[geo.len() / 4], DType::U32, &geo)
+}
+
+/// Nx `window_scatter_max` (`is_min` false) or `window_scatter_min`: the output has `t`'s
+/// shape and type `out_type`, holds `init` everywhere, and adds `source[w]` at the position
+/// of window w's last maximum (minimum), with windows over `t` padded by `init` as
+/// `Nx.BinaryBackend` pads; a window whose choice is padding adds nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn window_scatter(
+    is_min: bool,
+    t: &Tensor,
+    source: &Tensor,
+    init: &Tensor,
+    dims: &[usize],
+    strides: &[usize],
+    padding: &[(isize, isize)],
+    out_type: DType,
+) -> Result<Tensor> {
+    let what = if is_min {
+        "window_scatter_min"
+    } else {
+        "window_scatter_max"
+    };
+    let spec = WindowSpec {
+        dims: dims.to_vec(),
+        strides: strides.to_vec(),
+        padding: padding.to_vec(),
+        dilations: vec![1; t.shape.len()],
+    };
+    let windows = spec.output_shape(&t.shape, what)?;
+    if windows != source.shape || init.numel() != 1 {
+        return Err(crate::invalid!(
+            "{what}: source {:?} must have the windows' shape {windows:?} and init {:?} one element",
+            source.shape,
+            init.shape
+        ));
+    }
+    let n = t.numel();
+    let nwin = source.numel();
+    let base = broadcast(&as_type(&init.reshape(&[])?, out_type)?, &[n + 1], &[])?;
+    if n == 0 || nwin == 0 {
+        return slice(&base, &[0], &[n], &[1])?.reshape(&t.shape);
+    }
+    u32_of(n + 1, "element count")?;
+    let compute = super::loading(t.dtype.compute(), &[t.dtype, init.dtype]);
+    let geo = geometry(t, &windows, &spec, what)?;
+    let chosen = Tensor::empty(&[nwin, 1], DType::U32)?;
+    let push = PushWords::new()
+        .addr(&chosen.block)
+        .addr(&t.block)
+        .addr(&geo.block)
+        .addr(&init.block)
+        .u(u32_of(nwin, "window count")?)
+        .u(t.shape.len() as u32)
+        .u(u32_of(dims.iter().product(), "window size")?);
+    let op = if is_min { 7 } else { 6 };
+    launch(
+        Kernel::Window(compute),
+        [op | t.dtype.code() << 8 | init.dtype.code() << 16, 0],
+        &push,
+        grid(nwin as u64),
+        &[
+            read(&t.block),
+            read(&geo.block),
+            read(&init.block),
+            write(&chosen.block),
+        ],
+    )?;
+    // Windows whose choice is padding add into the extra last element, sliced off.
+    let sums = indexed_add(&base, &chosen, &source.reshape(&[nwin])?, &[0], out_type)?;
+    slice(&sums, &[0], &[n], &[1])?.reshape(&t.shape)
+}
+
 /// Nx `window_<op>(t, window_dimensions, opts)` for `op` in sum, product, max and min, with
 /// output type `out_type`. Windows fold in row-major order from the op's identity in
 /// `out_type`, which is also the value of padding (as `Nx.BinaryBackend` pads).
@@ -101,22 +196,7 @@ pub fn window_reduce(
     if t.numel() == 0 || window == 0 {
         return super::creation::constant(&shape, out_type, identity(op, out_type));
     }
-    let mut geo = Vec::with_capacity(t.shape.len() * 6);
-    for (d, &in_dim) in t.shape.iter().enumerate() {
-        let pad_lo = i32::try_from(spec.padding[d].0)
-            .map_err(|_| crate::invalid!("{what}: padding {:?} is too large", spec.padding))?;
-        for v in [
-            u32_of(in_dim, "dimension")?,
-            u32_of(shape[d], "dimension")?,
-            u32_of(spec.dims[d], "window dimension")?,
-            u32_of(spec.strides[d], "stride")?,
-            pad_lo as u32,
-            u32_of(spec.dilations[d], "dilation")?,
-        ] {
-            geo.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    let geo = Tensor::from_bytes(&[geo.len() / 4], DType::U32, &geo)?;
+    let geo = geometry(t, &shape, spec, &what)?;
     let mut init = scalar_bytes(identity(op, out_type), compute.storage());
     init.resize(8, 0);
     let push = PushWords::new()
