@@ -4,7 +4,8 @@
 #
 # Built here, carried there: target/release/examples/engine_bench (cargo build --release
 # --example engine_bench --no-default-features), priv/native (scripts/build_nif), .gl (the
-# Vulkan loader .deb) and .beam/beam.tgz (Debian's OTP 25 + Elixir 1.14 runtime).
+# Vulkan loader .deb) and .beam/beam.tgz (Debian's OTP 25 + Elixir 1.14 runtime);
+# optionally .nxbeam/nx.tgz (a newer Elixir plus compiled Nx and Axon) for axon_bench.exs.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -26,6 +27,13 @@ for pass in 1 2; do
   timeout 200 target/release/examples/engine_bench --large | tee "$OUT/engine$sfx.jsonl"
   echo "== elixir (pass $pass)"
   timeout 90 elixir bench/elixir_bench.exs | tee "$OUT/elixir$sfx.jsonl"
+  # The Axon figure needs Elixir >= 1.15 with Nx and Axon: carried as .nxbeam/nx.tgz
+  # (an Elixir install and compiled Nx/Axon, unpacked to /work/scratch) when available.
+  if [ -f .nxbeam/nx.tgz ]; then
+    [ -d /work/scratch/elixir ] || { mkdir -p /work/scratch && tar xzf .nxbeam/nx.tgz -C /work/scratch; }
+    PATH=/work/scratch/elixir/bin:$PATH ERL_LIBS=/work/scratch/ebin timeout 120 elixir bench/axon_bench.exs \
+      | grep '^{' | tee -a "$OUT/elixir$sfx.jsonl"
+  fi
   echo "== torch (pass $pass)"
   PYTHONUNBUFFERED=1 timeout 150 python3 bench/torch_bench.py --large | tee "$OUT/torch$sfx.jsonl"
 done
