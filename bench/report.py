@@ -68,7 +68,7 @@ def main():
             if p and p["value"]:
                 ratio = r["value"] / p["value"] if higher_is_better(r["unit"]) else p["value"] / r["value"]
             table.append({**r, "caller": caller, "peer": p["value"] if p else None, "ratio": ratio})
-    ours_keys = {key(r) for r in ours}
+    ours_keys = {key(r) for r in ours + elixir}
     missing = [r for r in peer if key(r) not in ours_keys]
     for r in missing:
         table.append({**r, "caller": "(not run by us)", "value": None, "peer": r["value"], "ratio": None})
