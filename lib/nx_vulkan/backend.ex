@@ -473,6 +473,17 @@ defmodule Nx.Vulkan.Backend do
     end)
   end
 
+  @impl true
+  def conv(out, input, kernel, opts) do
+    run(:conv, [out, input, kernel, opts], out, fn ->
+      keys =
+        [:strides, :padding, :input_dilation, :kernel_dilation, :feature_group_size] ++
+          [:batch_group_size, :input_permutation, :kernel_permutation, :output_permutation]
+
+      Native.t_conv(ref!(input), ref!(kernel), Map.new(keys, &{&1, opts[&1]}), type_name(out.type))
+    end)
+  end
+
   ## Everything else: the counted host fallback (see Nx.Vulkan.Backend.Fallback).
 
   for {name, arity} <- Nx.Backend.behaviour_info(:callbacks),

@@ -7,7 +7,8 @@
 //! BEAM loads is linked without this script.
 use std::fmt::Write as _;
 
-/// Every `enif_` function of rustler 0.39's NIF API headers (versions 2.14 to 2.18).
+/// Every `enif_` function of rustler 0.39's NIF API headers (versions 2.14 to 2.18), with
+/// the variadic printing ones its `Debug` for terms calls.
 const ENIF: &str = "
     alloc alloc_binary alloc_env alloc_resource binary_to_term clear_env compare
     compare_monitors consume_timeslice convert_time_unit cpu_time demonitor_process
@@ -33,7 +34,8 @@ const ENIF: &str = "
     port_command priv_data raise_exception realloc realloc_binary release_binary
     release_resource schedule_nif select select_x self send set_pid_undefined
     sizeof_resource system_info term_size term_to_binary term_type thread_type
-    time_offset whereis_pid whereis_port
+    time_offset whereis_pid whereis_port compare_pids make_pid
+    snprintf fprintf vsnprintf vfprintf
 ";
 
 /// Writes `no_beam.ld` into `out` and passes it to the linker of tests and examples.

@@ -21,7 +21,7 @@ const COMPUTE: [(&str, &str); 6] = [
 ];
 
 /// Kernels built once per compute class: (module prefix, source under `shaders/`).
-const TYPED: [(&str, &str); 9] = [
+const TYPED: [(&str, &str); 10] = [
     ("unary", "elementwise/unary.comp"),
     ("binary", "elementwise/binary.comp"),
     ("reduce", "reduce/reduce.comp"),
@@ -29,6 +29,7 @@ const TYPED: [(&str, &str); 9] = [
     ("argreduce", "reduce/argreduce.comp"),
     ("window", "reduce/window.comp"),
     ("matmul", "linalg/matmul.comp"),
+    ("conv", "linalg/conv.comp"),
     ("index", "creation/index.comp"),
     ("sort", "sort/sort.comp"),
 ];

@@ -12,6 +12,7 @@
 mod golden;
 
 use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
+use nx_vulkan::ops::conv::{conv, ConvSpec};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
@@ -353,6 +354,34 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
                 out_ty,
             );
             Ok((engine(t)?, Tol::Accum, src.numel().max(1)))
+        }
+        "conv" => {
+            let (x, w) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?);
+            let o = opts(&a[2]);
+            let spec = ConvSpec {
+                strides: usizes(&o["strides"]),
+                padding: o["padding"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| {
+                        let e = e.as_array().unwrap();
+                        (
+                            e[0].as_i64().unwrap() as isize,
+                            e[1].as_i64().unwrap() as isize,
+                        )
+                    })
+                    .collect(),
+                input_dilation: usizes(&o["input_dilation"]),
+                kernel_dilation: usizes(&o["kernel_dilation"]),
+                feature_groups: o["feature_group_size"].as_u64().unwrap() as usize,
+                batch_groups: o["batch_group_size"].as_u64().unwrap() as usize,
+                input_permutation: usizes(&o["input_permutation"]),
+                kernel_permutation: usizes(&o["kernel_permutation"]),
+                output_permutation: usizes(&o["output_permutation"]),
+            };
+            let k = w.numel() / w.shape.first().copied().unwrap_or(1).max(1);
+            Ok((engine(conv(&x, &w, &spec, out_ty))?, Tol::Accum, k.max(1)))
         }
         other => Err(Skip::Unsupported(format!("op {other}"))),
     }

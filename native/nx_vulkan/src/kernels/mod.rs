@@ -36,6 +36,8 @@ pub enum Kernel {
     /// Window reductions (window.comp).
     Window(Compute),
     Matmul(Compute),
+    /// Direct convolution in canonical layout (conv.comp).
+    Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
     Index(Compute),
@@ -122,6 +124,12 @@ fn loader(k: Kernel) -> Loader {
         Kernel::Window(U32) => window_u32::load,
         Kernel::Window(I64) => window_i64::load,
         Kernel::Window(U64) => window_u64::load,
+        Kernel::Conv(F32) => conv_f32::load,
+        Kernel::Conv(F64) => conv_f64::load,
+        Kernel::Conv(I32) => conv_i32::load,
+        Kernel::Conv(U32) => conv_u32::load,
+        Kernel::Conv(I64) => conv_i64::load,
+        Kernel::Conv(U64) => conv_u64::load,
         Kernel::Matmul(F32) => matmul_f32::load,
         Kernel::Matmul(F64) => matmul_f64::load,
         Kernel::Matmul(I32) => matmul_i32::load,
@@ -176,6 +184,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::ArgReduce(c)
         | Kernel::Window(c)
         | Kernel::Matmul(c)
+        | Kernel::Conv(c)
         | Kernel::Index(c)
         | Kernel::Sort(c) => Some(c),
         Kernel::ScatterAdd(Accumulator::F64) => Some(Compute::F64),

@@ -3,7 +3,9 @@
 
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
 use crate::error::Error;
-use crate::ops::{creation, dot, elementwise, indexing, reduce, scatter, shape, sort, window};
+use crate::ops::{
+    conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, window,
+};
 use crate::tensor::Tensor;
 use rustler::{Binary, Env, OwnedBinary, ResourceArc};
 use std::sync::Mutex;
@@ -214,6 +216,42 @@ fn t_window_scatter(
         op,
         window::window_scatter(is_min, &t, &s, &i, &dims, &strides, &padding, to),
     )
+}
+
+/// Nx conv options as the Elixir side passes them (a map with atom keys).
+#[derive(rustler::NifMap)]
+struct ConvOpts {
+    strides: Vec<usize>,
+    padding: Vec<(i64, i64)>,
+    input_dilation: Vec<usize>,
+    kernel_dilation: Vec<usize>,
+    feature_group_size: usize,
+    batch_group_size: usize,
+    input_permutation: Vec<usize>,
+    kernel_permutation: Vec<usize>,
+    output_permutation: Vec<usize>,
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_conv(input: Ref, kernel: Ref, o: ConvOpts, ty: String) -> NifOut<Ref> {
+    let (t, k) = (get("conv", &input)?, get("conv", &kernel)?);
+    let to = dtype("conv", &ty)?;
+    let spec = conv::ConvSpec {
+        strides: o.strides,
+        padding: o
+            .padding
+            .iter()
+            .map(|&(lo, hi)| (lo as isize, hi as isize))
+            .collect(),
+        input_dilation: o.input_dilation,
+        kernel_dilation: o.kernel_dilation,
+        feature_groups: o.feature_group_size,
+        batch_groups: o.batch_group_size,
+        input_permutation: o.input_permutation,
+        kernel_permutation: o.kernel_permutation,
+        output_permutation: o.output_permutation,
+    };
+    out("conv", conv::conv(&t, &k, &spec, to))
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]

@@ -2,6 +2,7 @@
 //! them, computes the output shape and type the way Nx does, and records kernel launches.
 //! Nothing here waits for the GPU.
 
+pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod dot;
