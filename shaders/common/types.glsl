@@ -19,6 +19,11 @@
 #extension GL_ARB_gpu_shader_fp64 : enable
 #endif
 
+#if defined(CT_F64)
+// [[dont_unroll]] in the f64 math library (shaders/common/math64*.glsl).
+#extension GL_EXT_control_flow_attributes : enable
+#endif
+
 #if defined(CT_I64) || defined(CT_U64) || defined(CT_F64)
 #define HAS_I64 1
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require

@@ -4,6 +4,11 @@
 // store 0/1 in the output type.
 #include "../common/types.glsl"
 #include "../common/math.glsl"
+#if defined(F64_MATH_OP)
+#include "../common/math64.glsl"
+#include "../common/math64_trig.glsl"
+#include "../common/math64_special.glsl"
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -81,6 +86,9 @@ T apply(uint op, T a, T b) {
 #if defined(CT_F32)
     case B_POW: return nxv_pow(a, b);
     case B_ATAN2: return nxv_atan2(a, b);
+#endif
+#if defined(F64_MATH_OP)
+    case F64_MATH_OP: return F64_MATH_FN(a, b);  // pow or atan2, one per module
 #endif
 #if defined(IS_INT)
     case B_MIN: return min(a, b);
@@ -164,6 +172,7 @@ void main() {
         return;
     }
 #endif
+#if !defined(F64_MATH_OP)  // a library function is inlined at each call: keep one
     // Fast path: every operand contiguous and stored exactly as T (f32 + f32 -> f32, ...).
     if (a_mode == 1u && b_mode == 1u && a_ty == CT_TY && b_ty == CT_TY && out_ty == CT_TY) {
         BufT a = BufT(pc.a_addr);
@@ -174,6 +183,7 @@ void main() {
         }
         return;
     }
+#endif
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         int ia = pc.a_off;
         int ib = pc.b_off;

@@ -4,6 +4,11 @@
 // feeding an op costs no extra pass.
 #include "../common/types.glsl"
 #include "../common/math.glsl"
+#if defined(F64_MATH_OP)
+#include "../common/math64.glsl"
+#include "../common/math64_trig.glsl"
+#include "../common/math64_special.glsl"
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -107,6 +112,12 @@ T apply(uint op, T x, uint bits) {
     case U_ERFC: return nxv_erfc(x);
     case U_ERF_INV: return nxv_erf_inv(x);
 #endif
+#if defined(F64_MATH_OP)
+    // One f64 library function per module (build/shaders.rs): drivers inline every
+    // function a module calls before specialising the op, so one module holding the
+    // whole library made every f64 pipeline take seconds to build on lavapipe.
+    case F64_MATH_OP: return F64_MATH_FN(x);
+#endif
 #if defined(IS_INT)
 #if defined(IS_SIGNED)
     case U_NEGATE: return -x;
@@ -173,6 +184,7 @@ void main() {
         return;
     }
 #endif
+#if !defined(F64_MATH_OP)  // a library function is inlined at each call: keep one
     // Fast path: contiguous input and output both stored exactly as T.
     if (MODES == 1u && in_ty == CT_TY && out_ty == CT_TY) {
         BufT src = BufT(pc.in_addr);
@@ -182,6 +194,7 @@ void main() {
         }
         return;
     }
+#endif
     for (uint i = global_index(); i < pc.n; i += global_threads()) {
         int src = pc.in_off + int(i);
         if (MODES != 1u) {

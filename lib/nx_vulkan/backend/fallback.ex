@@ -3,7 +3,7 @@ defmodule Nx.Vulkan.Backend.Fallback do
   The one path by which an op runs on the host instead of the GPU.
 
   An op lands here when it has no Vulkan kernel yet, or when its types have none on this
-  device (for example complex numbers, or f64 transcendental functions). Its tensor
+  device (for example complex numbers, or `triangular_solve`). Its tensor
   arguments are downloaded, `Nx.BinaryBackend` computes the result, and the result is
   uploaded again (types the device cannot hold stay on `Nx.BinaryBackend`).
 

@@ -78,18 +78,80 @@ const OTHER: [(&str, &str, &[&str]); 26] = [
     ),
 ];
 
+/// The f64 math library (shaders/common/math64*.glsl), one module per function: drivers
+/// inline every function a module calls before specialising its op, so a module holding
+/// all of them made each f64 pipeline slow to build. (Nx name, source, op code macro,
+/// GLSL function); the engine picks a module by the Nx name (`Kernel::F64Math`).
+const F64_MATH: [(&str, &str, &str, &str); 23] = [
+    ("exp", "elementwise/unary.comp", "U_EXP", "f64_exp"),
+    ("expm1", "elementwise/unary.comp", "U_EXPM1", "f64_expm1"),
+    ("log", "elementwise/unary.comp", "U_LOG", "f64_log"),
+    ("log1p", "elementwise/unary.comp", "U_LOG1P", "f64_log1p"),
+    (
+        "sigmoid",
+        "elementwise/unary.comp",
+        "U_SIGMOID",
+        "f64_sigmoid",
+    ),
+    ("sin", "elementwise/unary.comp", "U_SIN", "f64_sin"),
+    ("cos", "elementwise/unary.comp", "U_COS", "f64_cos"),
+    ("tan", "elementwise/unary.comp", "U_TAN", "f64_tan"),
+    ("sinh", "elementwise/unary.comp", "U_SINH", "f64_sinh"),
+    ("cosh", "elementwise/unary.comp", "U_COSH", "f64_cosh"),
+    ("tanh", "elementwise/unary.comp", "U_TANH", "f64_tanh"),
+    ("asin", "elementwise/unary.comp", "U_ASIN", "f64_asin"),
+    ("acos", "elementwise/unary.comp", "U_ACOS", "f64_acos"),
+    ("atan", "elementwise/unary.comp", "U_ATAN", "f64_atan"),
+    ("asinh", "elementwise/unary.comp", "U_ASINH", "f64_asinh"),
+    ("acosh", "elementwise/unary.comp", "U_ACOSH", "f64_acosh"),
+    ("atanh", "elementwise/unary.comp", "U_ATANH", "f64_atanh"),
+    ("cbrt", "elementwise/unary.comp", "U_CBRT", "f64_cbrt"),
+    ("erf", "elementwise/unary.comp", "U_ERF", "f64_erf"),
+    ("erfc", "elementwise/unary.comp", "U_ERFC", "f64_erfc"),
+    (
+        "erf_inv",
+        "elementwise/unary.comp",
+        "U_ERF_INV",
+        "f64_erf_inv",
+    ),
+    ("pow", "elementwise/binary.comp", "B_POW", "f64_pow"),
+    ("atan2", "elementwise/binary.comp", "B_ATAN2", "f64_atan2"),
+];
+
 /// Every variant: (module name, source path relative to `shaders/`, defines).
-fn variants() -> Vec<(String, &'static str, Vec<&'static str>)> {
+fn variants() -> Vec<(String, &'static str, Vec<String>)> {
     let mut v = Vec::new();
     for (prefix, src) in TYPED {
         for (suffix, define) in COMPUTE {
-            v.push((format!("{prefix}_{suffix}"), src, vec![define]));
+            v.push((format!("{prefix}_{suffix}"), src, vec![define.to_string()]));
         }
     }
     for (name, src, defines) in OTHER {
-        v.push((name.to_string(), src, defines.to_vec()));
+        let defines = defines.iter().map(|d| d.to_string()).collect();
+        v.push((name.to_string(), src, defines));
+    }
+    for (name, src, op, function) in F64_MATH {
+        let defines = vec![
+            "CT_F64".to_string(),
+            format!("F64_MATH_OP={op}"),
+            format!("F64_MATH_FN={function}"),
+        ];
+        v.push((format!("f64_math_{name}"), src, defines));
     }
     v
+}
+
+/// `f64_math(name)`: the loader of the f64 library module for an Nx op name.
+fn f64_math_lookup() -> String {
+    let mut arms = String::new();
+    for (name, ..) in F64_MATH {
+        writeln!(arms, "        {name:?} => Some(f64_math_{name}::load),").unwrap();
+    }
+    format!(
+        "/// The loader of the f64 math module for an Nx op name, if there is one.\n\
+         pub fn f64_math(name: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
+         match name {{\n{arms}        _ => None,\n    }}\n}}\n"
+    )
 }
 
 /// Resolves `#include "relative"` against the including file's directory.
@@ -129,7 +191,7 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
         });
         for d in &defines {
             // "NAME" defines NAME as 1, "NAME=VALUE" as VALUE.
-            let (key, value) = d.split_once('=').unwrap_or((d, "1"));
+            let (key, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
             options.add_macro_definition(key, Some(value));
         }
         let file = path.to_string_lossy();
@@ -147,5 +209,6 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
         )
         .unwrap();
     }
+    modules.push_str(&f64_math_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

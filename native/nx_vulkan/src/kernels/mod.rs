@@ -54,6 +54,9 @@ pub enum Kernel {
     Scatter(u8),
     /// `indexed_add` into an accumulator.
     ScatterAdd(Accumulator),
+    /// One f64 math function, by Nx op name (exp, sin, pow, ...): the unary or binary
+    /// kernel built with just that function of the f64 library.
+    F64Math(&'static str),
 }
 
 /// The accumulator types of `indexed_add`.
@@ -172,6 +175,9 @@ fn loader(k: Kernel) -> Loader {
         Kernel::ScatterAdd(Accumulator::I32) => scatter_add_i32::load,
         Kernel::ScatterAdd(Accumulator::I64) => scatter_add_i64::load,
         Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
+        Kernel::F64Math(name) => {
+            f64_math(name).unwrap_or_else(|| panic!("no f64 math module for {name}"))
+        }
     }
 }
 
@@ -187,7 +193,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Conv(c)
         | Kernel::Index(c)
         | Kernel::Sort(c) => Some(c),
-        Kernel::ScatterAdd(Accumulator::F64) => Some(Compute::F64),
+        Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
         | Kernel::Copy(_)

@@ -111,8 +111,8 @@ impl BinaryOp {
             Equal | NotEqual | Greater | Less | GreaterEqual | LessEqual => true,
             LogicalAnd | LogicalOr | LogicalXor => true,
             Divide => float,
-            Pow => c != Compute::F64,
-            Atan2 => c == Compute::F32,
+            Pow => true,
+            Atan2 => float,
             Quotient | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => !float,
         }
     }
@@ -213,25 +213,53 @@ impl UnaryOp {
             .map(|(_, op)| *op)
     }
 
+    /// The Nx name (the first listed, for ops with aliases).
+    pub fn name(self) -> &'static str {
+        UNARY_OPS
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map(|(n, _)| *n)
+            .expect("every op is listed")
+    }
+
+    /// Transcendental functions: on f64 they come from the double-double library, one
+    /// module per function (`Kernel::F64Math`).
+    fn is_transcendental(self) -> bool {
+        use UnaryOp::*;
+        !matches!(
+            self,
+            Identity
+                | Zero
+                | Negate
+                | Abs
+                | Sign
+                | Ceil
+                | Floor
+                | Round
+                | Sqrt
+                | Rsqrt
+                | IsNan
+                | IsInfinity
+                | BitwiseNot
+                | CountLeadingZeros
+                | PopulationCount
+        )
+    }
+
+    fn kernel(self, c: Compute) -> Kernel {
+        if c == Compute::F64 && self.is_transcendental() {
+            Kernel::F64Math(self.name())
+        } else {
+            Kernel::Unary(c)
+        }
+    }
+
     fn supported(self, c: Compute) -> bool {
         use UnaryOp::*;
         match c {
-            Compute::F32 => !matches!(self, BitwiseNot | CountLeadingZeros | PopulationCount),
-            Compute::F64 => matches!(
-                self,
-                Identity
-                    | Zero
-                    | Negate
-                    | Abs
-                    | Sign
-                    | Ceil
-                    | Floor
-                    | Round
-                    | Sqrt
-                    | Rsqrt
-                    | IsNan
-                    | IsInfinity
-            ),
+            Compute::F32 | Compute::F64 => {
+                !matches!(self, BitwiseNot | CountLeadingZeros | PopulationCount)
+            }
             _ => matches!(
                 self,
                 Identity
@@ -314,8 +342,12 @@ pub fn binary(
         .array(d.iter().map(|&x| x as u32))
         .array(s[0].iter().map(|&x| x as i32 as u32))
         .array(s[1].iter().map(|&x| x as i32 as u32));
+    let kernel = match op {
+        BinaryOp::Pow | BinaryOp::Atan2 if compute == Compute::F64 => Kernel::F64Math(op.name()),
+        _ => Kernel::Binary(compute),
+    };
     launch(
-        Kernel::Binary(compute),
+        kernel,
         [ops, modes],
         &push,
         grid(threads),
@@ -392,7 +424,7 @@ fn unary_strided(
         threads = threads.div_ceil(4);
     }
     launch(
-        Kernel::Unary(compute),
+        op.kernel(compute),
         [ops, mode],
         &push,
         grid(threads),

@@ -112,8 +112,13 @@ pub enum Tol {
     /// Bit for bit (floats: ±0 and NaN payloads equal; narrow floats within 1 ulp, the
     /// reference truncates bf16 and rounds f16 through f32).
     Exact,
-    /// Math functions: f32 within 4 ulps or 2e-7 absolute.
+    /// Math functions: f32 within 4 ulps or 2e-7 absolute; f64 within 4 ulps (ours are
+    /// correctly rounded, the reference's libm is within 1 ulp; expm1, log1p and sigmoid
+    /// references are formulas like exp(x) - 1, a few ulps off themselves).
     Math,
+    /// f64 erf_inv: Nx.BinaryBackend evaluates Giles' single-precision approximation in
+    /// double (erf_inv(0.1) = 0.0888559878, exact 0.0888559905): relative 1e-7.
+    SinglePrecisionReference,
     /// pow on f32: within 16 ulps. The kernel computes exp2(y * log2(x)) with the
     /// driver's exp2/log2, whose error grows with |y * log2(x)| (Vulkan allows it).
     Pow,
@@ -187,9 +192,10 @@ pub fn compare(ours: &[u8], want: &[u8], ty: DType, tol: Tol, k: usize) -> Resul
         let ok = match tol {
             Tol::Exact => narrow && (a - b).abs() <= u,
             Tol::Math => match ty {
-                DType::F64 => (a - b).abs() <= 1e-13 * b.abs().max(1e-300),
+                DType::F64 => (a - b).abs() <= 4.0 * u,
                 _ => (a - b).abs() <= 4.0 * u + if narrow { u } else { 2e-7 },
             },
+            Tol::SinglePrecisionReference => (a - b).abs() <= 1e-7 * b.abs(),
             Tol::Pow => (a - b).abs() <= 16.0 * u + if ty == DType::F64 { 0.0 } else { 2e-7 },
             Tol::Accum => {
                 let rel = if ty == DType::F64 {
