@@ -484,6 +484,25 @@ defmodule Nx.Vulkan.Backend do
     end)
   end
 
+  @singular "can't solve for singular matrix"
+
+  @impl true
+  def triangular_solve(out, a, b, opts) do
+    run(:triangular_solve, [out, a, b, opts], out, fn ->
+      transform = Atom.to_string(opts[:transform_a])
+      ty = type_name(out.type)
+
+      case Native.t_triangular_solve(ref!(a), ref!(b), opts[:left_side], opts[:lower], transform, ty) do
+        # A zero on the diagonal: Nx.BinaryBackend's error, word for word.
+        {:error, {:invalid_argument, msg}} = error ->
+          if String.ends_with?(msg, @singular), do: raise(ArgumentError, @singular), else: error
+
+        result ->
+          result
+      end
+    end)
+  end
+
   ## Everything else: the counted host fallback (see Nx.Vulkan.Backend.Fallback).
 
   for {name, arity} <- Nx.Backend.behaviour_info(:callbacks),

@@ -49,6 +49,7 @@ defmodule Nx.Vulkan.Native do
   def t_window_scatter(_is_min, _ref, _source, _init, _dims, _strides, _padding, _type), do: err()
   def t_argreduce(_ref, _axis, _keep, _is_min, _tie_high, _type), do: err()
   def t_conv(_input, _kernel, _opts, _type), do: err()
+  def t_triangular_solve(_a, _b, _left_side, _lower, _transform_a, _type), do: err()
   def t_dot(_a, _ca, _ba, _b, _cb, _bb, _type), do: err()
   def t_slice(_ref, _start, _lengths, _strides), do: err()
   def t_put_slice(_ref, _start, _update, _type), do: err()

@@ -83,12 +83,16 @@ T apply(uint op, T a, T b) {
     case B_MAX: return (isnan(a) || a > b) ? a : b;
     case B_REM: return nxv_fmod(a, b);
 #endif
-#if defined(CT_F32)
+#if defined(CT_F32) && !defined(F64_MATH_OP)
     case B_POW: return nxv_pow(a, b);
     case B_ATAN2: return nxv_atan2(a, b);
 #endif
 #if defined(F64_MATH_OP)
+#if defined(CT_F64)
     case F64_MATH_OP: return F64_MATH_FN(a, b);  // pow or atan2, one per module
+#else
+    case F64_MATH_OP: return T(F64_MATH_FN(double(a), double(b)));  // f32 through f64
+#endif
 #endif
 #if defined(IS_INT)
     case B_MIN: return min(a, b);
@@ -127,7 +131,7 @@ void main() {
     const uint out_ty = (OPS >> 24) & 0xFFu;
     const uint a_mode = MODES & 3u;
     const uint b_mode = (MODES >> 2) & 3u;
-#if defined(T4)
+#if defined(T4) && !defined(F64_MATH_OP)
     // Vectorised fast path (MODES bit 4, set by the host when the operands are contiguous,
     // stored as T and 16-byte aligned): one thread per four elements, one per tail element.
     if ((MODES & 16u) != 0u) {

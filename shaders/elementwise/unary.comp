@@ -89,7 +89,7 @@ T apply(uint op, T x, uint bits) {
     case U_IS_NAN: return isnan(x) ? T(1) : T(0);
     case U_IS_INF: return isinf(x) ? T(1) : T(0);
 #endif
-#if defined(CT_F32)
+#if defined(CT_F32) && !defined(F64_MATH_OP)
     case U_EXP: return exp(x);
     case U_EXPM1: return nxv_expm1(x);
     case U_LOG: return log(x);
@@ -116,7 +116,13 @@ T apply(uint op, T x, uint bits) {
     // One f64 library function per module (build/shaders.rs): drivers inline every
     // function a module calls before specialising the op, so one module holding the
     // whole library made every f64 pipeline take seconds to build on lavapipe.
+#if defined(CT_F64)
     case F64_MATH_OP: return F64_MATH_FN(x);
+#else
+    // f32 (and f16/bf16) through the f64 library, rounded once: Nx's results exactly
+    // (Nx.BinaryBackend computes in double too), at any argument size.
+    case F64_MATH_OP: return T(F64_MATH_FN(double(x)));
+#endif
 #endif
 #if defined(IS_INT)
 #if defined(IS_SIGNED)
@@ -168,7 +174,7 @@ void main() {
     const uint in_ty = (OPS >> 8) & 0xFFu;
     const uint out_ty = (OPS >> 16) & 0xFFu;
     uint bits = type_bits(in_ty);
-#if defined(T4)
+#if defined(T4) && !defined(F64_MATH_OP)
     // Vectorised fast path (MODES 17, set by the host for contiguous, 16-byte aligned
     // input and output stored as T): one thread per four elements, one per tail element.
     if (MODES == 17u) {

@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 26] = [
+const OTHER: [(&str, &str, &[&str]); 28] = [
     // f32 element-wise kernels whose division and sqrt go through f64 (correctly rounded
     // where drivers' f32 ones are not); used on devices with shaderFloat64.
     (
@@ -49,6 +49,8 @@ const OTHER: [(&str, &str, &[&str]); 26] = [
         &["CT_F32", "EXACT_VIA_F64"],
     ),
     ("sgemm", "linalg/sgemm.comp", &[]),
+    ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
+    ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),
     ("copy_w8", "movement/copy.comp", &["W8"]),
     ("copy_w16", "movement/copy.comp", &["W16"]),
     ("copy_w32", "movement/copy.comp", &["W32"]),
@@ -118,6 +120,11 @@ const F64_MATH: [(&str, &str, &str, &str); 23] = [
     ("atan2", "elementwise/binary.comp", "B_ATAN2", "f64_atan2"),
 ];
 
+/// f32 functions computed through the f64 library on devices with shaderFloat64 (module
+/// `f32_math_{name}`, `Kernel::F32ViaF64`): pow (whose exp2/log2 built-in form gave
+/// 3^2 = 9.0000005), atan2, and sin/cos/tan (NVIDIA's built-ins give sin(8388609) = 0).
+const F32_VIA_F64: [&str; 5] = ["pow", "atan2", "sin", "cos", "tan"];
+
 /// Every variant: (module name, source path relative to `shaders/`, defines).
 fn variants() -> Vec<(String, &'static str, Vec<String>)> {
     let mut v = Vec::new();
@@ -137,19 +144,28 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
             format!("F64_MATH_FN={function}"),
         ];
         v.push((format!("f64_math_{name}"), src, defines));
+        if F32_VIA_F64.contains(&name) {
+            let defines = vec![
+                "CT_F32".to_string(),
+                "EXACT_VIA_F64".to_string(),
+                format!("F64_MATH_OP={op}"),
+                format!("F64_MATH_FN={function}"),
+            ];
+            v.push((format!("f32_math_{name}"), src, defines));
+        }
     }
     v
 }
 
-/// `f64_math(name)`: the loader of the f64 library module for an Nx op name.
-fn f64_math_lookup() -> String {
+/// `f64_math(name)` / `f32_math(name)`: the loader of the library module for an Nx op.
+fn math_lookup(prefix: &str, names: &[&str]) -> String {
     let mut arms = String::new();
-    for (name, ..) in F64_MATH {
-        writeln!(arms, "        {name:?} => Some(f64_math_{name}::load),").unwrap();
+    for name in names {
+        writeln!(arms, "        {name:?} => Some({prefix}_{name}::load),").unwrap();
     }
     format!(
-        "/// The loader of the f64 math module for an Nx op name, if there is one.\n\
-         pub fn f64_math(name: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
+        "/// The loader of the `{prefix}` module for an Nx op name, if there is one.\n\
+         pub fn {prefix}(name: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
          match name {{\n{arms}        _ => None,\n    }}\n}}\n"
     )
 }
@@ -209,6 +225,8 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
         )
         .unwrap();
     }
-    modules.push_str(&f64_math_lookup());
+    let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
+    modules.push_str(&math_lookup("f64_math", &f64_names));
+    modules.push_str(&math_lookup("f32_math", &F32_VIA_F64));
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

@@ -15,6 +15,7 @@ use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
 use nx_vulkan::ops::conv::{conv, ConvSpec};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
+use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::ops::{creation, dot, indexing, scatter, shape, sort};
 use nx_vulkan::{DType, Error, Tensor};
@@ -355,6 +356,23 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
                 out_ty,
             );
             Ok((engine(t)?, Tol::Accum, src.numel().max(1)))
+        }
+        "triangular_solve" => {
+            let (x, y) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?);
+            let o = opts(&a[2]);
+            let transform_a = match o["transform_a"].as_str() {
+                Some("transpose") => TransformA::Transpose,
+                Some("conjugate") => TransformA::Conjugate,
+                _ => TransformA::None,
+            };
+            let opts = TriangularSolveOpts {
+                left_side: o["left_side"].as_bool().unwrap_or(true),
+                lower: o["lower"].as_bool().unwrap_or(true),
+                transform_a,
+            };
+            let n = x.shape.last().copied().unwrap_or(1);
+            let t = engine(triangular_solve(&x, &y, opts, out_ty))?;
+            Ok((t, Tol::Accum, n))
         }
         "conv" => {
             let (x, w) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?);

@@ -40,6 +40,8 @@ pub enum Kernel {
     Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
+    /// Triangular solve by substitution (trsolve.comp), in f32 or f64.
+    TriangularSolve(Compute),
     Index(Compute),
     Sort(Compute),
     /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
@@ -57,6 +59,9 @@ pub enum Kernel {
     /// One f64 math function, by Nx op name (exp, sin, pow, ...): the unary or binary
     /// kernel built with just that function of the f64 library.
     F64Math(&'static str),
+    /// An f32 function computed through the f64 library (pow, atan2, sin, cos, tan on
+    /// devices with shaderFloat64): see `F32_VIA_F64` in build/shaders.rs.
+    F32ViaF64(&'static str),
 }
 
 /// The accumulator types of `indexed_add`.
@@ -152,6 +157,8 @@ fn loader(k: Kernel) -> Loader {
         Kernel::Sort(I64) => sort_i64::load,
         Kernel::Sort(U64) => sort_u64::load,
         Kernel::Sgemm => sgemm::load,
+        Kernel::TriangularSolve(F64) => trsolve_f64::load,
+        Kernel::TriangularSolve(_) => trsolve_f32::load,
         Kernel::Copy(1) => copy_w8::load,
         Kernel::Copy(2) => copy_w16::load,
         Kernel::Copy(4) => copy_w32::load,
@@ -178,6 +185,9 @@ fn loader(k: Kernel) -> Loader {
         Kernel::F64Math(name) => {
             f64_math(name).unwrap_or_else(|| panic!("no f64 math module for {name}"))
         }
+        Kernel::F32ViaF64(name) => {
+            f32_math(name).unwrap_or_else(|| panic!("no f32-through-f64 module for {name}"))
+        }
     }
 }
 
@@ -192,8 +202,11 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Matmul(c)
         | Kernel::Conv(c)
         | Kernel::Index(c)
-        | Kernel::Sort(c) => Some(c),
-        Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) => Some(Compute::F64),
+        | Kernel::Sort(c)
+        | Kernel::TriangularSolve(c) => Some(c),
+        Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) | Kernel::F32ViaF64(_) => {
+            Some(Compute::F64)
+        }
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
         | Kernel::Copy(_)

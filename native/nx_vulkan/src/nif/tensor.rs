@@ -4,7 +4,7 @@
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
 use crate::error::Error;
 use crate::ops::{
-    conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, window,
+    conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, triangular, window,
 };
 use crate::tensor::Tensor;
 use rustler::{Binary, Env, OwnedBinary, ResourceArc};
@@ -252,6 +252,38 @@ fn t_conv(input: Ref, kernel: Ref, o: ConvOpts, ty: String) -> NifOut<Ref> {
         output_permutation: o.output_permutation,
     };
     out("conv", conv::conv(&t, &k, &spec, to))
+}
+
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_triangular_solve(
+    a: Ref,
+    b: Ref,
+    left_side: bool,
+    lower: bool,
+    transform_a: String,
+    ty: String,
+) -> NifOut<Ref> {
+    let op = "triangular_solve";
+    let (a, b) = (get(op, &a)?, get(op, &b)?);
+    let transform_a = match transform_a.as_str() {
+        "none" => triangular::TransformA::None,
+        "transpose" => triangular::TransformA::Transpose,
+        "conjugate" => triangular::TransformA::Conjugate,
+        other => {
+            let e =
+                crate::invalid!("transform_a must be none, transpose or conjugate, got {other}");
+            return Err(err(op, e));
+        }
+    };
+    let opts = triangular::TriangularSolveOpts {
+        left_side,
+        lower,
+        transform_a,
+    };
+    out(
+        op,
+        triangular::triangular_solve(&a, &b, opts, dtype(op, &ty)?),
+    )
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]

@@ -118,6 +118,12 @@ impl BinaryOp {
     }
 }
 
+/// Whether the device computes f64 (then f32 pow, atan2, sin, cos and tan go through the
+/// f64 library: `Kernel::F32ViaF64`).
+fn device_has_f64() -> bool {
+    crate::engine::engine().is_ok_and(|e| e.info().f64)
+}
+
 /// Unary ops, in kernel op-code order (`U_*` in `shaders/elementwise/unary.comp`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum UnaryOp {
@@ -247,8 +253,11 @@ impl UnaryOp {
     }
 
     fn kernel(self, c: Compute) -> Kernel {
+        use UnaryOp::*;
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
+        } else if c == Compute::F32 && matches!(self, Sin | Cos | Tan) && device_has_f64() {
+            Kernel::F32ViaF64(self.name())
         } else {
             Kernel::Unary(c)
         }
@@ -342,8 +351,11 @@ pub fn binary(
         .array(d.iter().map(|&x| x as u32))
         .array(s[0].iter().map(|&x| x as i32 as u32))
         .array(s[1].iter().map(|&x| x as i32 as u32));
-    let kernel = match op {
-        BinaryOp::Pow | BinaryOp::Atan2 if compute == Compute::F64 => Kernel::F64Math(op.name()),
+    let kernel = match (op, compute) {
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if device_has_f64() => {
+            Kernel::F32ViaF64(op.name())
+        }
         _ => Kernel::Binary(compute),
     };
     launch(

@@ -1,6 +1,6 @@
 //! Nx semantics: each function takes engine tensors plus the callback's arguments, checks
 //! them, computes the output shape and type the way Nx does, and records kernel launches.
-//! Nothing here waits for the GPU.
+//! Nothing here waits for the GPU, except triangular_solve's check for a singular matrix.
 
 pub mod conv;
 pub mod copy;
@@ -13,6 +13,7 @@ pub mod reduce;
 pub mod scatter;
 pub mod shape;
 pub mod sort;
+pub mod triangular;
 pub mod window;
 
 use crate::dtype::{Compute, DType};
