@@ -174,6 +174,8 @@ dvec2 dd_half_exp(double a, out int k) {
 double f64_sinh(double x) {
     if (isnan(x) || isinf(x) || x == 0.0lf) return x;
     double a = abs(x);
+    // Overflows (sinh(710.48) is the largest finite); also keeps k below int range.
+    if (a > 711.0lf) return f64_copysign(f64_inf(), x);
     double r;
     if (a < 1.0lf) {
         // (e + e / (e + 1)) / 2 with e = expm1(a): no cancellation near 0.
@@ -192,7 +194,7 @@ double f64_sinh(double x) {
 double f64_cosh(double x) {
     if (isnan(x)) return x;
     double a = abs(x);
-    if (isinf(a)) return a;
+    if (a > 711.0lf) return f64_inf();  // also keeps k below int range
     int k;
     dvec2 m = dd_half_exp(a, k);
     dvec2 tail = k > 60 ? dvec2(0.0lf) : dd_div(dvec2(0.25lf * dd_pow2(-2 * k), 0.0lf), m);
