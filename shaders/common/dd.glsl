@@ -9,9 +9,14 @@
 // Every intermediate is `precise` (SPIR-V NoContraction): the error-free
 // transformations below break if a compiler fuses a * b + c or reassociates sums.
 
+// 1.0, but unknown to the compiler: the kernel's main sets it from a push constant.
+// NVIDIA's driver simplifies b - ((a + b) - a) to 0 although SPIR-V's NoContraction
+// forbids reassociating; multiplying the intermediate by dd_one blocks that (exactly).
+double dd_one = 1.0lf;
+
 dvec2 dd_two_sum(double a, double b) {
     precise double s = a + b;
-    precise double v = s - a;
+    precise double v = (s - a) * dd_one;
     precise double e = (a - (s - v)) + (b - v);
     return dvec2(s, e);
 }
@@ -19,7 +24,7 @@ dvec2 dd_two_sum(double a, double b) {
 // Requires |a| >= |b| (or a == 0).
 dvec2 dd_quick_sum(double a, double b) {
     precise double s = a + b;
-    precise double e = b - (s - a);
+    precise double e = b - (s - a) * dd_one;
     return dvec2(s, e);
 }
 
@@ -28,7 +33,7 @@ dvec2 dd_quick_sum(double a, double b) {
 // |a|, |b| < 2^995 (the split scales by 2^27 + 1).
 dvec2 dd_split(double a) {
     precise double c = 134217729.0lf * a;
-    precise double hi = c - (c - a);
+    precise double hi = c - (c - a) * dd_one;
     precise double lo = a - hi;
     return dvec2(hi, lo);
 }

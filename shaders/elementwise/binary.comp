@@ -125,6 +125,9 @@ T apply(uint op, T a, T b) {
 }
 
 void main() {
+#if defined(F64_MATH_OP)
+    dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
+#endif
     const uint op = OPS & 0xFFu;
     const uint a_ty = (OPS >> 8) & 0xFFu;
     const uint b_ty = (OPS >> 16) & 0xFFu;

@@ -11,7 +11,7 @@
 
 mod golden;
 
-use golden::{compare, dtype, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
+use golden::{compare, dtype, lo_hi_pairs, scalar, upload, usizes, Arg, Call, Res, Skip, Tol};
 use nx_vulkan::ops::conv::{conv, ConvSpec};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
@@ -306,19 +306,7 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             let spec = WindowSpec {
                 dims: usizes(value(&a[1])),
                 strides: o.get("strides").map_or(vec![1; rank], usizes),
-                padding: o.get("padding").map_or(vec![(0, 0); rank], |p| {
-                    p.as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|e| {
-                            let e = e.as_array().unwrap();
-                            (
-                                e[0].as_i64().unwrap() as isize,
-                                e[1].as_i64().unwrap() as isize,
-                            )
-                        })
-                        .collect()
-                }),
+                padding: o.get("padding").map_or(vec![(0, 0); rank], lo_hi_pairs),
                 dilations: o.get("window_dilations").map_or(vec![1; rank], usizes),
             };
             let (r, tol) = match op {
@@ -333,18 +321,7 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
         "window_scatter_max" | "window_scatter_min" => {
             let (x, src, init) = (tensor_arg(&a[0])?, tensor_arg(&a[1])?, tensor_arg(&a[2])?);
             let o = opts(&a[4]);
-            let padding: Vec<(isize, isize)> = o["padding"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    let e = e.as_array().unwrap();
-                    (
-                        e[0].as_i64().unwrap() as isize,
-                        e[1].as_i64().unwrap() as isize,
-                    )
-                })
-                .collect();
+            let padding: Vec<(isize, isize)> = lo_hi_pairs(&o["padding"]);
             let t = window_scatter(
                 op == "window_scatter_min",
                 &x,
@@ -379,18 +356,7 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             let o = opts(&a[2]);
             let spec = ConvSpec {
                 strides: usizes(&o["strides"]),
-                padding: o["padding"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| {
-                        let e = e.as_array().unwrap();
-                        (
-                            e[0].as_i64().unwrap() as isize,
-                            e[1].as_i64().unwrap() as isize,
-                        )
-                    })
-                    .collect(),
+                padding: lo_hi_pairs(&o["padding"]),
                 input_dilation: usizes(&o["input_dilation"]),
                 kernel_dilation: usizes(&o["kernel_dilation"]),
                 feature_groups: o["feature_group_size"].as_u64().unwrap() as usize,

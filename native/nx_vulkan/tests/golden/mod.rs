@@ -106,6 +106,19 @@ pub fn usizes(v: &Value) -> Vec<usize> {
         .collect()
 }
 
+/// Per-axis `[[lo, hi], ...]` padding (window ops, window_scatter, conv).
+pub fn lo_hi_pairs(v: &Value) -> Vec<(isize, isize)> {
+    v.as_array()
+        .expect("padding list")
+        .iter()
+        .map(|e| {
+            let e = e.as_array().expect("[lo, hi]");
+            let int = |x: &Value| x.as_i64().expect("padding") as isize;
+            (int(&e[0]), int(&e[1]))
+        })
+        .collect()
+}
+
 /// How strictly a result is compared.
 #[derive(Clone, Copy, Debug)]
 pub enum Tol {
