@@ -9,19 +9,10 @@ use common::*;
 use nx_vulkan::ops::conv::{conv, ConvSpec};
 use nx_vulkan::{DType, Error};
 
+/// Permutes `x` (Nx transpose semantics); returns (data, shape).
 fn permuted(x: &[f64], shape: &[usize], perm: &[usize]) -> (Vec<f64>, Vec<usize>) {
-    let new_shape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
-    let out = (0..x.len())
-        .map(|i| {
-            let idx = unravel(i, &new_shape);
-            let mut src = vec![0; shape.len()];
-            for (d, &a) in perm.iter().enumerate() {
-                src[a] = idx[d];
-            }
-            x[ravel(&src, shape)]
-        })
-        .collect();
-    (out, new_shape)
+    let (shape, data) = transpose_ref(x, shape, perm);
+    (data, shape)
 }
 
 fn reference(
