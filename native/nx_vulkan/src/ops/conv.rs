@@ -5,7 +5,7 @@
 
 use super::creation::{constant, Scalar};
 use super::shape::{pad, transpose};
-use super::{grid, launch, read, u32_of, write, PushWords};
+use super::{grid, launch, read, u32_of, u32_tensor, write, PushWords};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -117,8 +117,7 @@ pub fn conv(input: &Tensor, kernel: &Tensor, spec: &ConvSpec, out_type: DType) -
         }
         u32_of(t.numel(), "input size")?;
         u32_of(k.numel(), "kernel size")?;
-        let bytes: Vec<u8> = geo.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let geo = Tensor::from_bytes(&[geo.len()], DType::U32, &bytes)?;
+        let geo = u32_tensor(&geo)?;
         let compute = super::loading(
             DType::merge(DType::merge(t.dtype, k.dtype), out_type).compute(),
             &[t.dtype, k.dtype],

@@ -127,6 +127,12 @@ pub(crate) fn launch(
 }
 
 /// Converts an element count or stride to the 32-bit form the kernels take.
+/// A u32 tensor holding `words`: the geometry tables that conv.comp and window.comp read.
+pub(crate) fn u32_tensor(words: &[u32]) -> Result<crate::tensor::Tensor> {
+    let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+    crate::tensor::Tensor::from_bytes(&[words.len()], DType::U32, &bytes)
+}
+
 pub(crate) fn u32_of(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| crate::invalid!("{what} {v} exceeds 2^32 - 1"))
 }

@@ -7,7 +7,7 @@ use super::elementwise::as_type;
 use super::reduce::{identity, ReduceOp};
 use super::scatter::indexed_add;
 use super::shape::{broadcast, slice};
-use super::{grid, launch, read, u32_of, write, PushWords};
+use super::{grid, launch, read, u32_of, u32_tensor, write, PushWords};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -80,7 +80,7 @@ impl WindowSpec {
 /// The geometry buffer of window.comp: per axis in_dim, out_dim, window_dim, stride, pad_lo,
 /// dilation.
 fn geometry(t: &Tensor, shape: &[usize], spec: &WindowSpec, what: &str) -> Result<Tensor> {
-    let mut geo = Vec::with_capacity(t.shape.len() * 24);
+    let mut geo = Vec::with_capacity(t.shape.len() * 6);
     for (d, &in_dim) in t.shape.iter().enumerate() {
         let pad_lo = i32::try_from(spec.padding[d].0)
             .map_err(|_| crate::invalid!("{what}: padding {:?} is too large", spec.padding))?;
@@ -92,10 +92,10 @@ fn geometry(t: &Tensor, shape: &[usize], spec: &WindowSpec, what: &str) -> Resul
             pad_lo as u32,
             u32_of(spec.dilations[d], "dilation")?,
         ] {
-            geo.extend_from_slice(&v.to_le_bytes());
+            geo.push(v);
         }
     }
-    Tensor::from_bytes(&[geo.len() / 4], DType::U32, &geo)
+    u32_tensor(&geo)
 }
 
 /// Nx `window_scatter_max` (`is_min` false) or `window_scatter_min`: the output has `t`'s
