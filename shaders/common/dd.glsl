@@ -29,13 +29,15 @@ dvec2 dd_quick_sum(double a, double b) {
 }
 
 // Dekker's exact product by Veltkamp splitting, not fma(a, b, -p): SPIR-V's Fma need not
-// round once (lavapipe computes f64 fma as a multiply and an add). Exact for
-// |a|, |b| < 2^995 (the split scales by 2^27 + 1).
+// round once (lavapipe computes f64 fma as a multiply and an add). The split multiplies
+// by 2^27 + 1, so values above 2^996 are split at 2^-28 of their size and scaled back.
 dvec2 dd_split(double a) {
-    precise double c = 134217729.0lf * a;
-    precise double hi = c - (c - a) * dd_one;
-    precise double lo = a - hi;
-    return dvec2(hi, lo);
+    double scale = abs(a) > 6.696928794914171e299lf ? 268435456.0lf : 1.0lf;
+    precise double b = a / scale;
+    precise double c = 134217729.0lf * b;
+    precise double hi = c - (c - b) * dd_one;
+    precise double lo = b - hi;
+    return dvec2(hi, lo) * scale;
 }
 
 dvec2 dd_two_prod(double a, double b) {

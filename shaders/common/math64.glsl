@@ -85,7 +85,7 @@ dvec2 dd_exp_parts(dvec2 a, out int k) {
     return dd_add_d(dd_expm1_small(r), 1.0lf);
 }
 
-// expm1(a) for -40 <= a <= 60.
+// expm1(a) for -44 <= a <= 60.
 dvec2 dd_expm1(dvec2 a) {
     if (abs(a.x) <= 0.34lf) return dd_expm1_small(a);
     int k;
@@ -150,7 +150,9 @@ double f64_log1p(double x) {
     if (isnan(x)) return x;
     if (x < -1.0lf) return f64_nan();
     if (x == -1.0lf) return -f64_inf();
-    if (isinf(x) || x == 0.0lf) return x;
+    // Below 2^-54, log1p(x) = x - x^2/2 rounds to x (and x / (2 + x) would lose a
+    // subnormal's last bit).
+    if (isinf(x) || abs(x) < 5.551115123125783e-17lf) return x;
     return dd_log1p(dvec2(x, 0.0lf)).x;
 }
 
@@ -210,7 +212,8 @@ double f64_tanh(double x) {
 }
 
 double f64_asinh(double x) {
-    if (isnan(x) || isinf(x) || x == 0.0lf) return x;
+    // Below 2^-54, asinh(x) = x - x^3/6 rounds to x.
+    if (isnan(x) || isinf(x) || abs(x) < 5.551115123125783e-17lf) return x;
     double a = abs(x);
     dvec2 r;
     if (a > 268435456.0lf) {
@@ -236,7 +239,8 @@ double f64_acosh(double x) {
 }
 
 double f64_atanh(double x) {
-    if (isnan(x) || x == 0.0lf) return x;
+    // Below 2^-54, atanh(x) = x + x^3/3 rounds to x.
+    if (isnan(x) || abs(x) < 5.551115123125783e-17lf) return x;
     double a = abs(x);
     if (a > 1.0lf) return f64_nan();
     if (a == 1.0lf) return f64_copysign(f64_inf(), x);

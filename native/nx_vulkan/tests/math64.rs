@@ -125,6 +125,8 @@ type Reference = fn(f64) -> f64;
 #[test]
 fn f64_math_special_values_follow_c99() {
     let inf = f64::INFINITY;
+    // Beyond 2^996 the exact-product split scales (1e301); subnormals (5e-324) keep
+    // their last bit; sigmoid(-700) divides by e^700 + 1.
     let xs = [
         0.0,
         -0.0,
@@ -139,6 +141,13 @@ fn f64_math_special_values_follow_c99() {
         -1e-310,
         800.0,
         -800.0,
+        1e300,
+        -1e300,
+        1e301,
+        -1e301,
+        -700.0,
+        5e-324,
+        -5e-324,
     ];
     let cases: [(UnaryOp, Reference); 19] = [
         (UnaryOp::Exp, f64::exp),
@@ -207,6 +216,8 @@ fn f64_pow_and_atan2_special_values_follow_c99() {
         inf,
         -inf,
         f64::NAN,
+        1e301,
+        1e308,
     ];
     let (mut a, mut b) = (vec![], vec![]);
     for &x in &vals {

@@ -229,26 +229,31 @@ impl UnaryOp {
     }
 
     /// Transcendental functions: on f64 they come from the double-double library, one
-    /// module per function (`Kernel::F64Math`).
+    /// module per function (`Kernel::F64Math`, listed in build/shaders.rs).
     fn is_transcendental(self) -> bool {
         use UnaryOp::*;
-        !matches!(
+        matches!(
             self,
-            Identity
-                | Zero
-                | Negate
-                | Abs
-                | Sign
-                | Ceil
-                | Floor
-                | Round
-                | Sqrt
-                | Rsqrt
-                | IsNan
-                | IsInfinity
-                | BitwiseNot
-                | CountLeadingZeros
-                | PopulationCount
+            Exp | Expm1
+                | Log
+                | Log1p
+                | Sigmoid
+                | Sin
+                | Cos
+                | Tan
+                | Sinh
+                | Cosh
+                | Tanh
+                | Asin
+                | Acos
+                | Atan
+                | Asinh
+                | Acosh
+                | Atanh
+                | Cbrt
+                | Erf
+                | Erfc
+                | ErfInv
         )
     }
 
@@ -331,12 +336,21 @@ pub fn binary(
     }
     let (d, s) = simplify(out_shape, &[sa, sb])?;
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
+    let kernel = match (op, compute) {
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if device_has_f64() => {
+            Kernel::F32ViaF64(op.name())
+        }
+        _ => Kernel::Binary(compute),
+    };
+    // The library kernels (F64Math, F32ViaF64) are built without the vec4 paths.
+    let plain = kernel == Kernel::Binary(compute);
     let mut modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2;
     let mut threads = n as u64;
-    if modes == 1 | 1 << 2 && vectorisable(compute, &[a, b, &out]) {
+    if plain && modes == 1 | 1 << 2 && vectorisable(compute, &[a, b, &out]) {
         modes |= VECTORISED;
         threads = threads.div_ceil(4);
-    } else if rows_vectorisable(compute, &d, &s, &[a, b, &out]) {
+    } else if plain && rows_vectorisable(compute, &d, &s, &[a, b, &out]) {
         modes |= VECTORISED_ROWS;
         threads /= 4;
     }
@@ -351,13 +365,6 @@ pub fn binary(
         .array(d.iter().map(|&x| x as u32))
         .array(s[0].iter().map(|&x| x as i32 as u32))
         .array(s[1].iter().map(|&x| x as i32 as u32));
-    let kernel = match (op, compute) {
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if device_has_f64() => {
-            Kernel::F32ViaF64(op.name())
-        }
-        _ => Kernel::Binary(compute),
-    };
     launch(
         kernel,
         [ops, modes],
@@ -431,12 +438,15 @@ fn unary_strided(
         .array(s[0].iter().map(|&x| x as i32 as u32));
     let mut mode = (access_mode(&d, &s[0]) == 1) as u32;
     let mut threads = n as u64;
-    if mode == 1 && vectorisable(compute, &[t, &out]) {
+    let kernel = op.kernel(compute);
+    // The library kernels (F64Math, F32ViaF64) are built without the vec4 paths.
+    let plain = kernel == Kernel::Unary(compute);
+    if mode == 1 && plain && vectorisable(compute, &[t, &out]) {
         mode |= VECTORISED;
         threads = threads.div_ceil(4);
     }
     launch(
-        op.kernel(compute),
+        kernel,
         [ops, mode],
         &push,
         grid(threads),
