@@ -14,7 +14,9 @@ axon? = nx? and Code.ensure_loaded?(Axon)
 Process.put(:nx_vulkan_has_nx, nx?)
 
 native_files = ~w(native_path.ex native.ex native_v.ex)
-nx_files = ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/vulkano_backend.ex)
+
+nx_files =
+  ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/backend/reduce_fun.ex nx_vulkan/vulkano_backend.ex)
 
 # The loader macro module first: the others need it at compile time.
 Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))

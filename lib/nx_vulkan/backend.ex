@@ -25,6 +25,9 @@ defmodule Nx.Vulkan.Backend do
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Native
   alias Nx.Vulkan.Backend.Fallback
+  alias Nx.Vulkan.Backend.ReduceFun
+
+  @not_one_op "the function is not one add/multiply/max/min/logical_and/logical_or of its arguments"
 
   ## Helpers
 
@@ -90,13 +93,13 @@ defmodule Nx.Vulkan.Backend do
     opts
   end
 
+  # A complex number goes to the NIF as {re, im} (each a number or :nan/:infinity/...).
   @impl true
-  def constant(out, %Complex{} = number, opts),
-    do: Fallback.call(:constant, [out, number, opts], "complex numbers have no Vulkan storage yet")
-
   def constant(out, number, _opts) do
+    value = with %Complex{re: re, im: im} <- number, do: {re, im}
+
     run(:constant, [out, number, []], out, fn ->
-      Native.t_constant(shape_list(out), type_name(out.type), number)
+      Native.t_constant(shape_list(out), type_name(out.type), value)
     end)
   end
 
@@ -464,6 +467,18 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
+  ## Fourier transforms (a direct DFT per output element; parts within :eps become 0)
+
+  for {op, inverse} <- [fft: false, ifft: true] do
+    @impl true
+    def unquote(op)(out, t, opts) do
+      run(unquote(op), [out, t, opts], out, fn ->
+        eps = (opts[:eps] || 0) * 1.0
+        Native.t_fft(ref!(t), unquote(inverse), opts[:length], opts[:axis], eps, type_name(out.type))
+      end)
+    end
+  end
+
   ## Linear algebra
 
   @impl true
@@ -501,6 +516,24 @@ defmodule Nx.Vulkan.Backend do
           result
       end
     end)
+  end
+
+  ## Reductions with an Elixir function (see Nx.Vulkan.Backend.ReduceFun)
+
+  @impl true
+  def reduce(out, tensor, acc, opts, fun) do
+    case ReduceFun.reduce(out, tensor, acc, opts, fun) do
+      {:ok, result} -> result
+      :error -> Fallback.call(:reduce, [out, tensor, acc, opts, fun], @not_one_op)
+    end
+  end
+
+  @impl true
+  def window_reduce(out, tensor, acc, window_dimensions, opts, fun) do
+    case ReduceFun.window_reduce(out, tensor, acc, window_dimensions, opts, fun) do
+      {:ok, result} -> result
+      :error -> Fallback.call(:window_reduce, [out, tensor, acc, window_dimensions, opts, fun], @not_one_op)
+    end
   end
 
   ## Everything else: the counted host fallback (see Nx.Vulkan.Backend.Fallback).

@@ -62,4 +62,5 @@ defmodule Nx.Vulkan.Native do
   def t_indexed(_put, _target, _indices, _updates, _axes, _type), do: err()
   def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
   def t_bitcast(_ref, _type), do: err()
+  def t_fft(_ref, _inverse, _length, _axis, _eps, _type), do: err()
 end

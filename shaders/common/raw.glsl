@@ -33,11 +33,14 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer IdxU64 { uve
 #define RAW_TY_BF16 9u
 #define RAW_TY_F32 10u
 #define RAW_TY_F64 11u
+#define RAW_TY_F8 14u
+#define RAW_TY_F8E4M3FN 15u
 
 // Whether element i of a tensor of type `ty` is nonzero (-0.0 and +0.0 are zero).
 bool is_nonzero(uvec2 addr, uint ty, uint i) {
     switch (ty) {
     case RAW_TY_U8: case RAW_TY_S8: return uint(IdxU8(addr).v[i]) != 0u;
+    case RAW_TY_F8: case RAW_TY_F8E4M3FN: return (uint(IdxU8(addr).v[i]) & 0x7Fu) != 0u;
     case RAW_TY_U16: case RAW_TY_S16: return uint(IdxU16(addr).v[i]) != 0u;
     case RAW_TY_F16: case RAW_TY_BF16: return (uint(IdxU16(addr).v[i]) & 0x7FFFu) != 0u;
     case RAW_TY_U32: case RAW_TY_S32: return IdxU32(addr).v[i] != 0u;

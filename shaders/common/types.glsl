@@ -42,6 +42,10 @@
 #define TY_BF16 9u
 #define TY_F32 10u
 #define TY_F64 11u
+#define TY_C64 12u
+#define TY_C128 13u
+#define TY_F8 14u
+#define TY_F8E4M3FN 15u
 
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufU8 { uint8_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufS8 { int8_t v[]; };
@@ -95,6 +99,41 @@ uint f32_to_bf16_bits(float f) {
     uint u = floatBitsToUint(f);
     if (isnan(f)) return (u >> 16) | 0x40u;
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
+// f8 (E5M2): the top byte of an f16. Stores take the f16's top byte as Nx does (its
+// lower bits dropped, not rounded); NaN is 0x7E.
+float f8_to_f32(uint b) { return unpackHalf2x16(b << 8).x; }
+uint f32_to_f8_bits(float f) {
+    if (isnan(f)) return 0x7Eu;
+    return (packHalf2x16(vec2(f, 0.0)) >> 8) & 0xFFu;
+}
+
+// f8_e4m3fn: sign, 4 exponent bits (bias 7), 3 mantissa bits; S.1111.111 is NaN and there
+// are no infinities. Stores follow Nx.Floating.dump_f8_e4m3fn: clamp to +-448, mantissa
+// rounded half away from zero and then clamped to 7 (no carry into the exponent).
+float f8e4m3_to_f32(uint b) {
+    uint e = (b >> 3) & 15u;
+    uint m = b & 7u;
+    float v;
+    if (e == 15u && m == 7u) v = uintBitsToFloat(0x7FC00000u);
+    else if (e == 0u) v = float(m) / 8.0 * exp2(-6.0);
+    else v = (1.0 + float(m) / 8.0) * exp2(float(int(e) - 7));
+    return (b & 0x80u) != 0u ? -v : v;
+}
+uint f32_to_f8e4m3_bits(float f) {
+    if (isnan(f)) return 0x7Fu;
+    uint sign = (floatBitsToUint(f) >> 31) << 7;
+    float a = min(abs(f), 448.0);
+    if (a == 0.0) return sign;
+    int e;
+    frexp(a, e);  // a = m * 2^e, m in [0.5, 1)
+    int unbiased = e - 1;
+    if (unbiased + 7 <= 0) return sign | min(7u, uint(floor(a * 512.0 + 0.5)));
+    float significand = a * exp2(float(-unbiased));
+    uint m = min(7u, uint(floor((significand - 1.0) * 8.0 + 0.5)));
+    if (unbiased + 7 == 15 && m >= 7u) m = 6u;
+    return sign | uint(unbiased + 7) << 3 | m;
 }
 
 // T's own storage, for kernels' fast paths when an operand's type is exactly CT_TY.
@@ -151,6 +190,8 @@ T load_elem(uvec2 addr, uint ty, uint i) {
     case TY_S32: return T(int(BufU32(addr).v[i]));
     case TY_F16: return from_f32(unpackHalf2x16(uint(BufU16(addr).v[i])).x);
     case TY_BF16: return from_f32(uintBitsToFloat(uint(BufU16(addr).v[i]) << 16));
+    case TY_F8: return from_f32(f8_to_f32(uint(BufU8(addr).v[i])));
+    case TY_F8E4M3FN: return from_f32(f8e4m3_to_f32(uint(BufU8(addr).v[i])));
     case TY_F32: return from_f32(uintBitsToFloat(BufU32(addr).v[i]));
 #if defined(HAS_I64)
     case TY_U64: return T(packUint2x32(BufU64(addr).v[i]));
@@ -196,7 +237,8 @@ void store_saturated(uvec2 addr, uint ty, uint i, bool high) {
 
 void store_elem(uvec2 addr, uint ty, uint i, T v) {
 #if defined(IS_FLOAT)
-    if (isinf(v) && ty != TY_F16 && ty != TY_BF16 && ty != TY_F32 && ty != TY_F64) {
+    if (isinf(v) && ty != TY_F16 && ty != TY_BF16 && ty != TY_F32 && ty != TY_F64 && ty != TY_F8 &&
+        ty != TY_F8E4M3FN) {
         store_saturated(addr, ty, i, v > T(0));
         return;
     }
@@ -207,6 +249,8 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
     case TY_U32: case TY_S32: BufU32(addr).v[i] = int_bits(v); return;
     case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(float(v), 0.0)) & 0xFFFFu); return;
     case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(float(v))); return;
+    case TY_F8: BufU8(addr).v[i] = uint8_t(f32_to_f8_bits(float(v))); return;
+    case TY_F8E4M3FN: BufU8(addr).v[i] = uint8_t(f32_to_f8e4m3_bits(float(v))); return;
     case TY_F32: BufU32(addr).v[i] = floatBitsToUint(float(v)); return;
 #if defined(HAS_I64)
     case TY_U64: case TY_S64: BufU64(addr).v[i] = unpackUint2x32(int_bits64(v)); return;

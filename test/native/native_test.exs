@@ -56,6 +56,19 @@ defmodule Nx.Vulkan.NativeTest do
     assert to_f32(bin) == [10.0, 13.0, 28.0, 40.0]
   end
 
+  test "complex numbers: constant, arithmetic, conjugate, fft" do
+    {:ok, z} = Native.t_constant([2], "c64", {1.5, -2.0})
+    {:ok, w} = Native.t_from_binary(f32([0.0, 1.0, 2.0, 0.0]), [2], "c64")
+    {:ok, p} = Native.t_binary("multiply", z, w, [2], "c64")
+    # (1.5 - 2i) i = 2 + 1.5i; (1.5 - 2i) 2 = 3 - 4i
+    assert {:ok, f32([2.0, 1.5, 3.0, -4.0])} == Native.t_to_binary(p, nil)
+    {:ok, c} = Native.t_unary("conjugate", p, "c64")
+    assert {:ok, f32([2.0, -1.5, 3.0, 4.0])} == Native.t_to_binary(c, nil)
+    {:ok, x} = Native.t_from_binary(s32([1, 1, 0, 0]), [4], "s32")
+    {:ok, f} = Native.t_fft(x, false, 4, 0, 1.0e-10, "c64")
+    assert {:ok, f32([2.0, 0.0, 1.0, -1.0, 0.0, 0.0, 1.0, 1.0])} == Native.t_to_binary(f, nil)
+  end
+
   describe "bad input is an error tuple naming the problem, never a crash" do
     test "binary of the wrong size" do
       assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<1, 2, 3>>, [4], "f32")
@@ -65,8 +78,8 @@ defmodule Nx.Vulkan.NativeTest do
     test "unknown and unsupported types" do
       assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<>>, [0], "q7")
       assert msg =~ "q7"
-      assert {:error, {:unsupported, msg}} = Native.t_from_binary(<<0::64>>, [1], "c64")
-      assert msg =~ "c64"
+      assert {:error, {:unsupported, msg}} = Native.t_from_binary(<<0::8>>, [4], "u2")
+      assert msg =~ "u2"
     end
 
     test "shapes that do not fit" do

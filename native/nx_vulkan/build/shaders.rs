@@ -35,7 +35,12 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 28] = [
+const OTHER: [(&str, &str, &[&str]); 34] = [
+    // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
+    ("complex_f32", "complex/complex.comp", &["CT_F32"]),
+    ("complex_f64", "complex/complex.comp", &["CT_F64"]),
+    ("dft_f32", "complex/dft.comp", &["CT_F32"]),
+    ("dft_f64", "complex/dft.comp", &["CT_F64"]),
     // f32 element-wise kernels whose division and sqrt go through f64 (correctly rounded
     // where drivers' f32 ones are not); used on devices with shaderFloat64.
     (
@@ -51,6 +56,12 @@ const OTHER: [(&str, &str, &[&str]); 28] = [
     ("sgemm", "linalg/sgemm.comp", &[]),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),
+    ("trsolve_c64", "linalg/trsolve.comp", &["CT_F32", "COMPLEX"]),
+    (
+        "trsolve_c128",
+        "linalg/trsolve.comp",
+        &["CT_F64", "COMPLEX"],
+    ),
     ("copy_w8", "movement/copy.comp", &["W8"]),
     ("copy_w16", "movement/copy.comp", &["W16"]),
     ("copy_w32", "movement/copy.comp", &["W32"]),
@@ -157,6 +168,25 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
     v
 }
 
+/// `typed(prefix, suffix)`: the loader of a `TYPED` kernel's module for a compute class.
+fn typed_lookup() -> String {
+    let mut arms = String::new();
+    for (prefix, _) in TYPED {
+        for (suffix, _) in COMPUTE {
+            writeln!(
+                arms,
+                "        ({prefix:?}, {suffix:?}) => Some({prefix}_{suffix}::load),"
+            )
+            .unwrap();
+        }
+    }
+    format!(
+        "/// The loader of a typed kernel's module (`unary`, ...) for a compute class (`f32`, ...).\n\
+         pub fn typed(prefix: &str, suffix: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
+         match (prefix, suffix) {{\n{arms}        _ => None,\n    }}\n}}\n"
+    )
+}
+
 /// `f64_math(name)` / `f32_math(name)`: the loader of the library module for an Nx op.
 fn math_lookup(prefix: &str, names: &[&str]) -> String {
     let mut arms = String::new();
@@ -228,5 +258,6 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("f64_math", &f64_names));
     modules.push_str(&math_lookup("f32_math", &F32_VIA_F64));
+    modules.push_str(&typed_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

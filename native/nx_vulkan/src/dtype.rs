@@ -17,6 +17,14 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// Complex of two f32 (real, imaginary), 8 bytes, as Nx stores it.
+    C64,
+    /// Complex of two f64, 16 bytes.
+    C128,
+    /// 8-bit float E5M2 (the top byte of an f16), Nx's `:f8`.
+    F8,
+    /// 8-bit float E4M3FN (bias 7, no infinities, only S.1111.111 is NaN).
+    F8E4M3FN,
 }
 
 /// The type a kernel computes in (the `CT_*` define of the shaders).
@@ -28,10 +36,14 @@ pub enum Compute {
     U32,
     I64,
     U64,
+    /// Complex values; element-wise complex kernels compute in their component class
+    /// (`DType::component`), every other typed kernel has no complex variant.
+    C64,
+    C128,
 }
 
 /// Every storable type, in code order.
-pub const ALL_DTYPES: [DType; 12] = [
+pub const ALL_DTYPES: [DType; 16] = [
     DType::U8,
     DType::U16,
     DType::U32,
@@ -44,6 +56,10 @@ pub const ALL_DTYPES: [DType; 12] = [
     DType::BF16,
     DType::F32,
     DType::F64,
+    DType::C64,
+    DType::C128,
+    DType::F8,
+    DType::F8E4M3FN,
 ];
 
 impl DType {
@@ -55,10 +71,11 @@ impl DType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            DType::U8 | DType::S8 => 1,
+            DType::U8 | DType::S8 | DType::F8 | DType::F8E4M3FN => 1,
             DType::U16 | DType::S16 | DType::F16 | DType::BF16 => 2,
             DType::U32 | DType::S32 | DType::F32 => 4,
-            DType::U64 | DType::S64 | DType::F64 => 8,
+            DType::U64 | DType::S64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -82,10 +99,14 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
+            DType::F8 => "f8",
+            DType::F8E4M3FN => "f8_e4m3fn",
         }
     }
 
-    /// Parses Nx's short name. Types the engine cannot store yet (complex, f8, sub-byte)
+    /// Parses Nx's short name. Types the engine cannot store yet (sub-byte integers)
     /// are an [`Error::Unsupported`].
     pub fn parse(name: &str) -> Result<DType> {
         ALL_DTYPES
@@ -93,23 +114,48 @@ impl DType {
             .copied()
             .find(|t| t.name() == name)
             .ok_or_else(|| match name {
-                "c64" | "c128" | "f8" | "f8_e4m3fn" | "u2" | "u4" | "s2" | "s4" => {
-                    Error::Unsupported(format!(
-                        "element type {name} is not supported on Vulkan yet"
-                    ))
-                }
+                "u2" | "u4" | "s2" | "s4" => Error::Unsupported(format!(
+                    "element type {name} is not supported on Vulkan yet"
+                )),
                 _ => Error::InvalidArgument(format!("unknown element type {name:?}")),
             })
     }
 
-    /// True for f16, bf16, f32 and f64.
+    /// True for f8, f8_e4m3fn, f16, bf16, f32 and f64.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        matches!(
+            self,
+            DType::F8 | DType::F8E4M3FN | DType::F16 | DType::BF16 | DType::F32 | DType::F64
+        )
+    }
+
+    /// True for c64 and c128.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
     }
 
     /// True for the integer types (signed or not).
     pub fn is_int(self) -> bool {
-        !self.is_float()
+        !self.is_float() && !self.is_complex()
+    }
+
+    /// The type of one component of a complex type (f32 for c64, f64 for c128); a real
+    /// type is its own component.
+    pub fn component(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            t => t,
+        }
+    }
+
+    /// The complex type whose components hold this real type (Nx's merge of a real type
+    /// with complex numbers): f64 needs c128, everything else fits c64.
+    pub fn complexified(self) -> DType {
+        match self {
+            DType::F64 | DType::C128 => DType::C128,
+            _ => DType::C64,
+        }
     }
 
     /// True for the signed integer types.
@@ -120,12 +166,14 @@ impl DType {
     /// The class a kernel computes this type in.
     pub fn compute(self) -> Compute {
         match self {
-            DType::F16 | DType::BF16 | DType::F32 => Compute::F32,
+            DType::F8 | DType::F8E4M3FN | DType::F16 | DType::BF16 | DType::F32 => Compute::F32,
             DType::F64 => Compute::F64,
             DType::S8 | DType::S16 | DType::S32 => Compute::I32,
             DType::U8 | DType::U16 | DType::U32 => Compute::U32,
             DType::S64 => Compute::I64,
             DType::U64 => Compute::U64,
+            DType::C64 => Compute::C64,
+            DType::C128 => Compute::C128,
         }
     }
 
@@ -135,6 +183,10 @@ impl DType {
         use DType::*;
         if a == b {
             return a;
+        }
+        if a.is_complex() || b.is_complex() {
+            let wide = a == C128 || b == C128 || a == F64 || b == F64;
+            return if wide { C128 } else { C64 };
         }
         match (a.is_float(), b.is_float()) {
             (true, true) => {
@@ -183,12 +235,31 @@ impl Compute {
             Compute::U32 => DType::U32,
             Compute::I64 => DType::S64,
             Compute::U64 => DType::U64,
+            Compute::C64 => DType::C64,
+            Compute::C128 => DType::C128,
         }
+    }
+
+    /// The module suffix of a typed kernel built for this class (`None` for complex
+    /// classes, which only the complex kernels compute).
+    pub fn suffix(self) -> Option<&'static str> {
+        Some(match self {
+            Compute::F32 => "f32",
+            Compute::F64 => "f64",
+            Compute::I32 => "i32",
+            Compute::U32 => "u32",
+            Compute::I64 => "i64",
+            Compute::U64 => "u64",
+            Compute::C64 | Compute::C128 => return None,
+        })
     }
 
     /// True for the 64-bit classes, which need `shaderInt64` (and `shaderFloat64` for F64).
     pub fn is_64(self) -> bool {
-        matches!(self, Compute::F64 | Compute::I64 | Compute::U64)
+        matches!(
+            self,
+            Compute::F64 | Compute::I64 | Compute::U64 | Compute::C128
+        )
     }
 
     /// The class that can hold a conversion between `from` and `to` exactly.
@@ -214,7 +285,7 @@ mod tests {
         for t in ALL_DTYPES {
             assert_eq!(DType::parse(t.name()).unwrap(), t);
         }
-        assert!(matches!(DType::parse("c64"), Err(Error::Unsupported(_))));
+        assert!(matches!(DType::parse("u2"), Err(Error::Unsupported(_))));
         assert!(matches!(DType::parse("x9"), Err(Error::InvalidArgument(_))));
     }
 
@@ -228,5 +299,9 @@ mod tests {
         assert_eq!(DType::merge(F32, F64), F64);
         assert_eq!(DType::merge(U8, U16), U16);
         assert_eq!(DType::merge(S8, U8), S16);
+        assert_eq!(DType::merge(C64, S64), C64);
+        assert_eq!(DType::merge(F32, C64), C64);
+        assert_eq!(DType::merge(F64, C64), C128);
+        assert_eq!(DType::merge(C64, C128), C128);
     }
 }

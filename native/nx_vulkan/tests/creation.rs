@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use nx_vulkan::dtype::ALL_DTYPES;
-use nx_vulkan::ops::creation::{constant, eye, iota, Scalar};
+use nx_vulkan::ops::creation::{constant, eye, f32_to_f8_bits, f32_to_f8e4m3_bits, iota, Scalar};
 use nx_vulkan::{DType, Error};
 
 /// Expected little-endian bytes of one element, computed on the host independently of
@@ -13,15 +13,19 @@ fn expected_elem(v: Scalar, dtype: DType) -> Vec<u8> {
     let int = |v: Scalar| -> i128 {
         match v {
             Scalar::Int(i) => i,
-            Scalar::Float(f) if f.is_nan() => 0,
-            Scalar::Float(f) => f.trunc() as i128,
+            Scalar::Float(f) | Scalar::Complex(f, _) if f.is_nan() => 0,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f.trunc() as i128,
         }
     };
     let float = |v: Scalar| -> f64 {
         match v {
             Scalar::Int(i) => i as f64,
-            Scalar::Float(f) => f,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
         }
+    };
+    let imag = match v {
+        Scalar::Complex(_, im) => im,
+        _ => 0.0,
     };
     match dtype {
         DType::U8 => vec![int(v) as u8],
@@ -36,6 +40,11 @@ fn expected_elem(v: Scalar, dtype: DType) -> Vec<u8> {
         DType::BF16 => bf16_bits_ref(float(v) as f32).to_le_bytes().to_vec(),
         DType::F32 => (float(v) as f32).to_le_bytes().to_vec(),
         DType::F64 => float(v).to_le_bytes().to_vec(),
+        DType::C64 => [(float(v) as f32).to_le_bytes(), (imag as f32).to_le_bytes()].concat(),
+        DType::C128 => [float(v).to_le_bytes(), imag.to_le_bytes()].concat(),
+        // The bit helpers are checked against Nx's constants in their own tests.
+        DType::F8 => vec![f32_to_f8_bits(float(v) as f32)],
+        DType::F8E4M3FN => vec![f32_to_f8e4m3_bits(float(v) as f32)],
     }
 }
 
@@ -110,6 +119,23 @@ fn edge_values(dtype: DType) -> Vec<Scalar> {
             Float(0.1),
             Float(-0.0),
             Int(i64::MAX as i128),
+        ],
+        DType::C64 | DType::C128 => vec![
+            Complex(1.5, -2.0),
+            Complex(f64::NAN, f64::INFINITY),
+            Complex(0.1, -0.0),
+            Float(3.0),
+            Int(-7),
+        ],
+        DType::F8 | DType::F8E4M3FN => vec![
+            Float(1.0),
+            Float(-2.5),
+            Float(448.0),
+            Float(1.0e6),
+            Float(f64::INFINITY),
+            Float(-0.0),
+            Float(0.001),
+            Int(3),
         ],
     }
 }

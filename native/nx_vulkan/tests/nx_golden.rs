@@ -17,7 +17,7 @@ use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
 use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
-use nx_vulkan::ops::{creation, dot, indexing, scatter, shape, sort};
+use nx_vulkan::ops::{complex, creation, dot, indexing, scatter, shape, sort};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -110,7 +110,9 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             | UnaryOp::Sign
             | UnaryOp::Ceil
             | UnaryOp::Floor
-            | UnaryOp::Round => Tol::Exact,
+            | UnaryOp::Round
+            | UnaryOp::Conjugate
+            | UnaryOp::Imag => Tol::Exact,
             UnaryOp::Sqrt if out_ty != DType::F16 => Tol::Exact,
             UnaryOp::ErfInv if out_ty == DType::F64 => Tol::SinglePrecisionReference,
             _ => Tol::Math,
@@ -367,6 +369,15 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             };
             let k = w.numel() / w.shape.first().copied().unwrap_or(1).max(1);
             Ok((engine(conv(&x, &w, &spec, out_ty))?, Tol::Accum, k.max(1)))
+        }
+        "fft" | "ifft" => {
+            let x = tensor_arg(&a[0])?;
+            let o = opts(&a[1]);
+            let n = o["length"].as_u64().unwrap() as usize;
+            let axis = o["axis"].as_u64().unwrap() as usize;
+            let eps = o["eps"].as_f64().unwrap_or(0.0);
+            let t = complex::fft(&x, n, axis, eps, op == "ifft", out_ty);
+            Ok((engine(t)?, Tol::Accum, n))
         }
         other => Err(Skip::Unsupported(format!("op {other}"))),
     }

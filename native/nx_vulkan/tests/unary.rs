@@ -148,8 +148,8 @@ fn f64_ref(op: UnaryOp, x: f64) -> f64 {
         ErfInv => erf_inv_ref(x),
         IsNan => x.is_nan() as u8 as f64,
         IsInfinity => x.is_infinite() as u8 as f64,
-        Identity => x,
-        Zero => 0.0,
+        Identity | Conjugate => x,
+        Zero | Imag => 0.0,
         BitwiseNot | CountLeadingZeros | PopulationCount => unreachable!(),
     }
 }
@@ -321,7 +321,7 @@ fn every_named_op_is_reachable() {
             BitwiseNot | CountLeadingZeros | PopulationCount => {
                 assert!(matches!(res, Err(Error::Unsupported(_))), "{name} on f32")
             }
-            Identity => assert_eq!(
+            Identity | Conjugate => assert_eq!(
                 download::<u32>(&res.unwrap()),
                 bytes(&x)
                     .chunks(4)
@@ -329,7 +329,7 @@ fn every_named_op_is_reachable() {
                     .collect::<Vec<_>>(),
                 "{name}"
             ),
-            Zero => assert_eq!(download::<f32>(&res.unwrap()), vec![0.0; 3], "{name}"),
+            Zero | Imag => assert_eq!(download::<f32>(&res.unwrap()), vec![0.0; 3], "{name}"),
             _ => assert!(res.is_ok(), "{name} on f32"),
         }
     }

@@ -40,10 +40,16 @@ pub enum Kernel {
     Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
-    /// Triangular solve by substitution (trsolve.comp), in f32 or f64.
+    /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
+    /// values with f32 (C64) or f64 (C128) components.
     TriangularSolve(Compute),
     Index(Compute),
     Sort(Compute),
+    /// Complex element-wise ops, conversions and row folds (complex.comp), computing
+    /// the components in f32 or f64.
+    Complex(Compute),
+    /// Discrete Fourier transform along one axis (dft.comp), in f32 or f64.
+    Dft(Compute),
     /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
     Copy(u8),
     /// Tiled copy between layouts contiguous along different axes (transposes).
@@ -92,103 +98,80 @@ pub struct KernelKey {
 
 type Loader = fn(Arc<Device>) -> std::result::Result<Arc<ShaderModule>, Validated<VulkanError>>;
 
-fn loader(k: Kernel) -> Loader {
+/// The module of a build-time kernel; `None` for a typed kernel asked for a complex class
+/// (only `Kernel::Complex` and `Kernel::Dft` compute complex values).
+fn loader(k: Kernel) -> Option<Loader> {
     use spirv::*;
     use Compute::*;
-    match k {
-        Kernel::Unary(F32) => unary_f32::load,
-        Kernel::Unary(F64) => unary_f64::load,
-        Kernel::Unary(I32) => unary_i32::load,
-        Kernel::Unary(U32) => unary_u32::load,
-        Kernel::Unary(I64) => unary_i64::load,
-        Kernel::Unary(U64) => unary_u64::load,
-        Kernel::Binary(F32) => binary_f32::load,
-        Kernel::Binary(F64) => binary_f64::load,
-        Kernel::Binary(I32) => binary_i32::load,
-        Kernel::Binary(U32) => binary_u32::load,
-        Kernel::Binary(I64) => binary_i64::load,
-        Kernel::Binary(U64) => binary_u64::load,
-        Kernel::Reduce(F32) => reduce_f32::load,
-        Kernel::Reduce(F64) => reduce_f64::load,
-        Kernel::Reduce(I32) => reduce_i32::load,
-        Kernel::Reduce(U32) => reduce_u32::load,
-        Kernel::Reduce(I64) => reduce_i64::load,
-        Kernel::Reduce(U64) => reduce_u64::load,
-        Kernel::ColumnReduce(F32) => colreduce_f32::load,
-        Kernel::ColumnReduce(F64) => colreduce_f64::load,
-        Kernel::ColumnReduce(I32) => colreduce_i32::load,
-        Kernel::ColumnReduce(U32) => colreduce_u32::load,
-        Kernel::ColumnReduce(I64) => colreduce_i64::load,
-        Kernel::ColumnReduce(U64) => colreduce_u64::load,
-        Kernel::ArgReduce(F32) => argreduce_f32::load,
-        Kernel::ArgReduce(F64) => argreduce_f64::load,
-        Kernel::ArgReduce(I32) => argreduce_i32::load,
-        Kernel::ArgReduce(U32) => argreduce_u32::load,
-        Kernel::ArgReduce(I64) => argreduce_i64::load,
-        Kernel::ArgReduce(U64) => argreduce_u64::load,
-        Kernel::Window(F32) => window_f32::load,
-        Kernel::Window(F64) => window_f64::load,
-        Kernel::Window(I32) => window_i32::load,
-        Kernel::Window(U32) => window_u32::load,
-        Kernel::Window(I64) => window_i64::load,
-        Kernel::Window(U64) => window_u64::load,
-        Kernel::Conv(F32) => conv_f32::load,
-        Kernel::Conv(F64) => conv_f64::load,
-        Kernel::Conv(I32) => conv_i32::load,
-        Kernel::Conv(U32) => conv_u32::load,
-        Kernel::Conv(I64) => conv_i64::load,
-        Kernel::Conv(U64) => conv_u64::load,
-        Kernel::Matmul(F32) => matmul_f32::load,
-        Kernel::Matmul(F64) => matmul_f64::load,
-        Kernel::Matmul(I32) => matmul_i32::load,
-        Kernel::Matmul(U32) => matmul_u32::load,
-        Kernel::Matmul(I64) => matmul_i64::load,
-        Kernel::Matmul(U64) => matmul_u64::load,
-        Kernel::Index(F32) => index_f32::load,
-        Kernel::Index(F64) => index_f64::load,
-        Kernel::Index(I32) => index_i32::load,
-        Kernel::Index(U32) => index_u32::load,
-        Kernel::Index(I64) => index_i64::load,
-        Kernel::Index(U64) => index_u64::load,
-        Kernel::Sort(F32) => sort_f32::load,
-        Kernel::Sort(F64) => sort_f64::load,
-        Kernel::Sort(I32) => sort_i32::load,
-        Kernel::Sort(U32) => sort_u32::load,
-        Kernel::Sort(I64) => sort_i64::load,
-        Kernel::Sort(U64) => sort_u64::load,
+    let typed_family = match k {
+        Kernel::Unary(c) => Some(("unary", c)),
+        Kernel::Binary(c) => Some(("binary", c)),
+        Kernel::Reduce(c) => Some(("reduce", c)),
+        Kernel::ColumnReduce(c) => Some(("colreduce", c)),
+        Kernel::ArgReduce(c) => Some(("argreduce", c)),
+        Kernel::Window(c) => Some(("window", c)),
+        Kernel::Matmul(c) => Some(("matmul", c)),
+        Kernel::Conv(c) => Some(("conv", c)),
+        Kernel::Index(c) => Some(("index", c)),
+        Kernel::Sort(c) => Some(("sort", c)),
+        _ => None,
+    };
+    if let Some((prefix, c)) = typed_family {
+        return typed(prefix, c.suffix()?);
+    }
+    Some(match k {
+        Kernel::Unary(_)
+        | Kernel::Binary(_)
+        | Kernel::Reduce(_)
+        | Kernel::ColumnReduce(_)
+        | Kernel::ArgReduce(_)
+        | Kernel::Window(_)
+        | Kernel::Matmul(_)
+        | Kernel::Conv(_)
+        | Kernel::Index(_)
+        | Kernel::Sort(_) => unreachable!("typed kernels are looked up above"),
+        Kernel::Complex(F64) => complex_f64::load,
+        Kernel::Complex(_) => complex_f32::load,
+        Kernel::Dft(F64) => dft_f64::load,
+        Kernel::Dft(_) => dft_f32::load,
         Kernel::Sgemm => sgemm::load,
         Kernel::TriangularSolve(F64) => trsolve_f64::load,
+        Kernel::TriangularSolve(C64) => trsolve_c64::load,
+        Kernel::TriangularSolve(C128) => trsolve_c128::load,
         Kernel::TriangularSolve(_) => trsolve_f32::load,
         Kernel::Copy(1) => copy_w8::load,
         Kernel::Copy(2) => copy_w16::load,
         Kernel::Copy(4) => copy_w32::load,
-        Kernel::Copy(_) => copy_w64::load,
+        Kernel::Copy(8) => copy_w64::load,
         Kernel::Transpose(1) => transpose_w8::load,
         Kernel::Transpose(2) => transpose_w16::load,
         Kernel::Transpose(4) => transpose_w32::load,
-        Kernel::Transpose(_) => transpose_w64::load,
+        Kernel::Transpose(8) => transpose_w64::load,
         Kernel::Select(1) => select_w8::load,
         Kernel::Select(2) => select_w16::load,
         Kernel::Select(4) => select_w32::load,
-        Kernel::Select(_) => select_w64::load,
+        Kernel::Select(8) => select_w64::load,
         Kernel::Gather(1) => gather_w8::load,
         Kernel::Gather(2) => gather_w16::load,
         Kernel::Gather(4) => gather_w32::load,
-        Kernel::Gather(_) => gather_w64::load,
+        Kernel::Gather(8) => gather_w64::load,
         Kernel::Scatter(1) => scatter_w8::load,
         Kernel::Scatter(2) => scatter_w16::load,
         Kernel::Scatter(4) => scatter_w32::load,
-        Kernel::Scatter(_) => scatter_w64::load,
+        Kernel::Scatter(8) => scatter_w64::load,
+        // Wider elements (c128) have no raw kernel: callers split them (`copy_strided`)
+        // or report them unsupported (`ops::raw_width`).
+        Kernel::Copy(_)
+        | Kernel::Transpose(_)
+        | Kernel::Select(_)
+        | Kernel::Gather(_)
+        | Kernel::Scatter(_) => return None,
         Kernel::ScatterAdd(Accumulator::I32) => scatter_add_i32::load,
         Kernel::ScatterAdd(Accumulator::I64) => scatter_add_i64::load,
         Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
-        Kernel::F64Math(name) => {
-            f64_math(name).unwrap_or_else(|| panic!("no f64 math module for {name}"))
-        }
-        Kernel::F32ViaF64(name) => {
-            f32_math(name).unwrap_or_else(|| panic!("no f32-through-f64 module for {name}"))
-        }
-    }
+        Kernel::F64Math(name) => f64_math(name)?,
+        Kernel::F32ViaF64(name) => f32_math(name)?,
+    })
 }
 
 fn compute_of(k: Kernel) -> Option<Compute> {
@@ -203,6 +186,8 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Conv(c)
         | Kernel::Index(c)
         | Kernel::Sort(c)
+        | Kernel::Complex(c)
+        | Kernel::Dft(c)
         | Kernel::TriangularSolve(c) => Some(c),
         Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) | Kernel::F32ViaF64(_) => {
             Some(Compute::F64)
@@ -280,7 +265,7 @@ impl Kernels {
     fn check_features(&self, k: Kernel) -> Result<()> {
         let f = self.device.enabled_features();
         match compute_of(k) {
-            Some(Compute::F64) if !(f.shader_float64 && f.shader_int64) => {
+            Some(Compute::F64 | Compute::C128) if !(f.shader_float64 && f.shader_int64) => {
                 Err(Error::Unsupported(format!(
                     "f64 needs shaderFloat64, which {} lacks",
                     self.device.physical_device().properties().device_name
@@ -343,7 +328,9 @@ impl Kernels {
                 let load = match k {
                     Kernel::Unary(Compute::F32) if f64_ok => spirv::unary_f32x::load,
                     Kernel::Binary(Compute::F32) if f64_ok => spirv::binary_f32x::load,
-                    _ => loader(*k),
+                    _ => loader(*k).ok_or_else(|| {
+                        Error::Unsupported(format!("{k:?} has no Vulkan kernel yet"))
+                    })?,
                 };
                 load(self.device.clone())?
             }

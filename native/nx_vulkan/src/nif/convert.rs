@@ -41,11 +41,24 @@ pub fn dtype(op: &str, name: &str) -> NifOut<DType> {
     wrap(op, DType::parse(name))
 }
 
-/// A scalar: integer (any size up to 128 bits), float, or :nan / :infinity / :neg_infinity.
+/// A scalar: integer (any size up to 128 bits), float, :nan / :infinity / :neg_infinity,
+/// or a complex number as a `{re, im}` tuple of those.
 pub struct ScalarTerm(pub Scalar);
+
+/// A real part of a complex scalar as an f64.
+fn part(term: Term<'_>) -> NifResult<f64> {
+    match term.decode::<ScalarTerm>()?.0 {
+        Scalar::Int(i) => Ok(i as f64),
+        Scalar::Float(f) => Ok(f),
+        Scalar::Complex(..) => Err(rustler::Error::BadArg),
+    }
+}
 
 impl<'a> Decoder<'a> for ScalarTerm {
     fn decode(term: Term<'a>) -> NifResult<Self> {
+        if let Ok((re, im)) = term.decode::<(Term<'a>, Term<'a>)>() {
+            return Ok(ScalarTerm(Scalar::Complex(part(re)?, part(im)?)));
+        }
         if let Ok(i) = term.decode::<i64>() {
             return Ok(ScalarTerm(Scalar::Int(i as i128)));
         }

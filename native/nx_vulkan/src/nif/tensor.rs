@@ -4,7 +4,8 @@
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
 use crate::error::Error;
 use crate::ops::{
-    conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, triangular, window,
+    complex, conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, triangular,
+    window,
 };
 use crate::tensor::Tensor;
 use rustler::{Binary, Env, OwnedBinary, ResourceArc};
@@ -413,4 +414,13 @@ fn t_bitcast(r: Ref, ty: String) -> NifOut<Ref> {
     let t = get("bitcast", &r)?;
     let to = dtype("bitcast", &ty)?;
     out("bitcast", shape::bitcast(&t, to))
+}
+
+/// Nx `fft` (or `ifft` when `inverse`) along `axis` with `length` points.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_fft(r: Ref, inverse: bool, length: usize, axis: usize, eps: f64, ty: String) -> NifOut<Ref> {
+    let op = if inverse { "ifft" } else { "fft" };
+    let t = get(op, &r)?;
+    let to = dtype(op, &ty)?;
+    out(op, complex::fft(&t, length, axis, eps, inverse, to))
 }

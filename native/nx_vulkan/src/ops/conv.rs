@@ -29,6 +29,9 @@ pub struct ConvSpec {
 /// Nx `conv(input, kernel, opts)` with output type `out_type`, as `Nx.BinaryBackend`
 /// computes it (including feature and batch groups).
 pub fn conv(input: &Tensor, kernel: &Tensor, spec: &ConvSpec, out_type: DType) -> Result<Tensor> {
+    if super::complex::involved(&[input.dtype, kernel.dtype, out_type]) {
+        return super::complex::bilinear(input, kernel, out_type, |x, y, t| conv(x, y, spec, t));
+    }
     let rank = input.shape.len();
     let spatial = rank.saturating_sub(2);
     let bad = |why: &str| {

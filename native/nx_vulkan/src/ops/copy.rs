@@ -29,9 +29,23 @@ pub fn copy_strided(
             dst.dtype.name()
         ));
     }
-    let (d, s) = simplify(dims, &[src_strides.to_vec(), dst_strides.to_vec()])?;
+    // 16-byte elements (c128) move as two 8-byte words: one more, innermost axis.
+    let width = src.dtype.size().min(8);
+    let words = (src.dtype.size() / width) as isize;
+    let (mut dims, mut src_strides, mut dst_strides) =
+        (dims.to_vec(), src_strides.to_vec(), dst_strides.to_vec());
+    let (src_off, dst_off) = (src_off * words, dst_off * words);
+    if words > 1 {
+        src_strides.iter_mut().for_each(|s| *s *= words);
+        dst_strides.iter_mut().for_each(|s| *s *= words);
+        dims.push(words as usize);
+        src_strides.push(1);
+        dst_strides.push(1);
+    }
+    let n = n * words as usize;
+    let (d, s) = simplify(&dims, &[src_strides, dst_strides])?;
     if let Some(tiled) = TiledCopy::find(&d, &s[0], &s[1]) {
-        return tiled.launch(src, src_off, dst, dst_off);
+        return tiled.launch(src, src_off, dst, dst_off, width as u8);
     }
     let push = PushWords::new()
         .addr(&dst.block)
@@ -44,7 +58,7 @@ pub fn copy_strided(
         .array(s[0].iter().map(|&x| x as i32 as u32))
         .array(s[1].iter().map(|&x| x as i32 as u32));
     launch(
-        Kernel::Copy(src.dtype.size() as u8),
+        Kernel::Copy(width as u8),
         [0, 0],
         &push,
         grid(n as u64),
@@ -89,7 +103,14 @@ impl TiledCopy {
         })
     }
 
-    fn launch(&self, src: &Tensor, src_off: isize, dst: &Tensor, dst_off: isize) -> Result<()> {
+    fn launch(
+        &self,
+        src: &Tensor,
+        src_off: isize,
+        dst: &Tensor,
+        dst_off: isize,
+        width: u8,
+    ) -> Result<()> {
         let batch_axes: Vec<usize> = (0..self.dims.len())
             .filter(|&k| k != self.a && k != self.b)
             .collect();
@@ -119,7 +140,7 @@ impl TiledCopy {
             batch.min(MAX_GROUPS as usize) as u32,
         ];
         launch(
-            Kernel::Transpose(src.dtype.size() as u8),
+            Kernel::Transpose(width),
             [0, 0],
             &push,
             groups,

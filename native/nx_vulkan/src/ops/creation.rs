@@ -7,11 +7,13 @@ use crate::kernels::Kernel;
 use crate::memory::HostAccess;
 use crate::tensor::{numel, Tensor};
 
-/// A scalar as Nx passes it: an integer, or a float (NaN and infinities included).
+/// A scalar as Nx passes it: an integer, a float (NaN and infinities included) or a
+/// complex number (real, imaginary).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
     Int(i128),
     Float(f64),
+    Complex(f64, f64),
 }
 
 /// Bits of an f32 as an f16, rounded to nearest even.
@@ -58,24 +60,63 @@ pub fn f32_to_bf16_bits(x: f32) -> u16 {
     ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
 
+/// Bits of an f32 as an f8 (E5M2): the top byte of its f16, as Nx stores it (NaN 0x7E).
+pub fn f32_to_f8_bits(x: f32) -> u8 {
+    if x.is_nan() {
+        return 0x7e;
+    }
+    (f32_to_f16_bits(x) >> 8) as u8
+}
+
+/// Bits of an f32 as an f8_e4m3fn, as `Nx.Floating.dump_f8_e4m3fn` writes them: clamped
+/// to +-448, the mantissa rounded half away from zero and clamped to 7.
+pub fn f32_to_f8e4m3_bits(x: f32) -> u8 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    let sign = ((x.to_bits() >> 31) as u8) << 7;
+    let a = x.abs().min(448.0);
+    if a == 0.0 {
+        return sign;
+    }
+    let unbiased = a.log2().floor() as i32;
+    let exp = unbiased + 7;
+    if exp <= 0 {
+        return sign | ((a * 512.0).round() as u8).min(7);
+    }
+    let significand = a / 2f32.powi(unbiased);
+    let mut m = (((significand - 1.0) * 8.0).round() as u8).min(7);
+    if exp == 15 && m >= 7 {
+        m = 6;
+    }
+    sign | (exp as u8) << 3 | m
+}
+
 /// The little-endian bytes of `v` as one element of `dtype` (integers wrap, floats
-/// round to nearest; a float stored in an integer type truncates toward zero).
+/// round to nearest; a float stored in an integer type truncates toward zero; a complex
+/// number stored in a real type keeps its real part).
 pub fn scalar_bytes(v: Scalar, dtype: DType) -> Vec<u8> {
     let as_int = |v: Scalar| -> i128 {
         match v {
             Scalar::Int(i) => i,
-            Scalar::Float(f) if f.is_nan() => 0,
-            Scalar::Float(f) => f.trunc() as i128,
+            Scalar::Float(f) | Scalar::Complex(f, _) if f.is_nan() => 0,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f.trunc() as i128,
         }
     };
     let as_f64 = |v: Scalar| -> f64 {
         match v {
             Scalar::Int(i) => i as f64,
-            Scalar::Float(f) => f,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
         }
+    };
+    let imag = match v {
+        Scalar::Complex(_, im) => im,
+        _ => 0.0,
     };
     match dtype {
         DType::U8 | DType::S8 => vec![as_int(v) as u8],
+        DType::F8 => vec![f32_to_f8_bits(as_f64(v) as f32)],
+        DType::F8E4M3FN => vec![f32_to_f8e4m3_bits(as_f64(v) as f32)],
         DType::U16 | DType::S16 => (as_int(v) as u16).to_le_bytes().to_vec(),
         DType::U32 | DType::S32 => (as_int(v) as u32).to_le_bytes().to_vec(),
         DType::U64 | DType::S64 => (as_int(v) as u64).to_le_bytes().to_vec(),
@@ -83,6 +124,12 @@ pub fn scalar_bytes(v: Scalar, dtype: DType) -> Vec<u8> {
         DType::BF16 => f32_to_bf16_bits(as_f64(v) as f32).to_le_bytes().to_vec(),
         DType::F32 => (as_f64(v) as f32).to_le_bytes().to_vec(),
         DType::F64 => as_f64(v).to_le_bytes().to_vec(),
+        DType::C64 => [
+            (as_f64(v) as f32).to_le_bytes(),
+            (imag as f32).to_le_bytes(),
+        ]
+        .concat(),
+        DType::C128 => [as_f64(v).to_le_bytes(), imag.to_le_bytes()].concat(),
     }
 }
 
@@ -109,6 +156,11 @@ fn index_kernel(
     dim: usize,
     inner: usize,
 ) -> Result<Tensor> {
+    if dtype.is_complex() {
+        // Counts are real: made in the component type, then given a zero imaginary part.
+        let real = index_kernel(shape, dtype.component(), mode, dim, inner)?;
+        return super::elementwise::as_type(&real, dtype);
+    }
     let out = Tensor::empty(shape, dtype)?;
     let n = numel(shape)?;
     if n == 0 {
@@ -173,6 +225,28 @@ mod tests {
     }
 
     #[test]
+    fn f8_conversions_follow_nx() {
+        // Nx.Type's constants: f8 max 0x7B, infinity 0x7C, NaN 0x7E.
+        assert_eq!(f32_to_f8_bits(57344.0), 0x7b);
+        assert_eq!(f32_to_f8_bits(f32::INFINITY), 0x7c);
+        assert_eq!(f32_to_f8_bits(f32::NAN), 0x7e);
+        assert_eq!(f32_to_f8_bits(1.0), 0x3c);
+        // Truncated, not rounded: 1.2 is f16 0x3CCD.
+        assert_eq!(f32_to_f8_bits(1.2), 0x3c);
+        // Nx.Floating's doctests and type constants for f8_e4m3fn.
+        assert_eq!(f32_to_f8e4m3_bits(1.0), 0x38);
+        assert_eq!(f32_to_f8e4m3_bits(448.0), 0x7e);
+        assert_eq!(f32_to_f8e4m3_bits(-448.0), 0xfe);
+        assert_eq!(f32_to_f8e4m3_bits(f32::INFINITY), 0x7e);
+        assert_eq!(f32_to_f8e4m3_bits(-0.0), 0x80);
+        assert_eq!(f32_to_f8e4m3_bits(f32::NAN), 0x7f);
+        assert_eq!(f32_to_f8e4m3_bits(2f32.powi(-6)), 0x08);
+        assert_eq!(f32_to_f8e4m3_bits(2f32.powi(-9)), 0x01);
+        // 1.99 rounds its mantissa to 8, which Nx clamps to 7 (no carry): 1.875.
+        assert_eq!(f32_to_f8e4m3_bits(1.99), 0x3f);
+    }
+
+    #[test]
     fn scalar_bytes_wrap_and_truncate() {
         assert_eq!(scalar_bytes(Scalar::Int(-1), DType::U8), vec![255]);
         assert_eq!(
@@ -182,6 +256,16 @@ mod tests {
         assert_eq!(
             scalar_bytes(Scalar::Int(3), DType::F32),
             3.0f32.to_le_bytes().to_vec()
+        );
+        let c = scalar_bytes(Scalar::Complex(1.5, -2.0), DType::C64);
+        assert_eq!(c, [1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat());
+        assert_eq!(
+            scalar_bytes(Scalar::Int(2), DType::C128)[8..],
+            0.0f64.to_le_bytes()
+        );
+        assert_eq!(
+            scalar_bytes(Scalar::Complex(-2.5, 1.0), DType::S8),
+            vec![254]
         );
     }
 }

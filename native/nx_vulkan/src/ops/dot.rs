@@ -73,6 +73,11 @@ pub fn dot(
 ) -> Result<Tensor> {
     check_axes(a, contract_a, batch_a, "left")?;
     check_axes(b, contract_b, batch_b, "right")?;
+    if super::complex::involved(&[a.dtype, b.dtype, out_type]) {
+        return super::complex::bilinear(a, b, out_type, |x, y, t| {
+            dot(x, contract_a, batch_a, y, contract_b, batch_b, t)
+        });
+    }
     if contract_a.len() != contract_b.len() || batch_a.len() != batch_b.len() {
         return Err(crate::invalid!(
             "dot: contracting axes {contract_a:?}/{contract_b:?} or batch axes {batch_a:?}/{batch_b:?} do not pair up"

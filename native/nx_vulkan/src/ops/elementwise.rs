@@ -163,10 +163,14 @@ pub enum UnaryOp {
     CountLeadingZeros,
     PopulationCount,
     Zero,
+    /// Complex conjugate (the identity on real tensors).
+    Conjugate,
+    /// Imaginary part (zero for real tensors).
+    Imag,
 }
 
-/// Every unary op reachable by an Nx name (`real`/`conjugate` of a real tensor are the
-/// identity, `imag` is zero).
+/// Every unary op reachable by an Nx name (`real` is the identity: a complex input
+/// converted to a real output keeps its real part).
 pub const UNARY_OPS: [(&str, UnaryOp); 37] = {
     use UnaryOp::*;
     [
@@ -205,8 +209,8 @@ pub const UNARY_OPS: [(&str, UnaryOp); 37] = {
         ("count_leading_zeros", CountLeadingZeros),
         ("population_count", PopulationCount),
         ("real", Identity),
-        ("conjugate", Identity),
-        ("imag", Zero),
+        ("conjugate", Conjugate),
+        ("imag", Imag),
     ]
 };
 
@@ -307,6 +311,9 @@ pub fn binary(
     out_shape: &[usize],
     out_type: DType,
 ) -> Result<Tensor> {
+    if super::complex::involved(&[a.dtype, b.dtype, out_type]) {
+        return super::complex::binary(op, a, b, out_shape, out_type);
+    }
     let compute = if op.is_predicate() {
         DType::merge(a.dtype, b.dtype).compute()
     } else if op == BinaryOp::Divide
@@ -457,6 +464,15 @@ fn unary_strided(
 
 /// Nx unary `op(t)` with output type `out_type`.
 pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
+    if super::complex::involved(&[t.dtype, out_type]) {
+        return super::complex::unary(op, t, out_type);
+    }
+    // On real tensors the conjugate is the value and the imaginary part zero.
+    let op = match op {
+        UnaryOp::Conjugate => UnaryOp::Identity,
+        UnaryOp::Imag => UnaryOp::Zero,
+        op => op,
+    };
     let compute = if op.is_predicate()
         || op == UnaryOp::CountLeadingZeros
         || op == UnaryOp::PopulationCount
@@ -485,6 +501,9 @@ pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
 pub fn as_type(t: &Tensor, out_type: DType) -> Result<Tensor> {
     if t.dtype == out_type {
         return Ok(t.clone());
+    }
+    if super::complex::involved(&[t.dtype, out_type]) {
+        return super::complex::unary(UnaryOp::Identity, t, out_type);
     }
     let compute = Compute::for_conversion(t.dtype, out_type);
     unary_strided(

@@ -70,7 +70,7 @@ pub fn select(
         push = push.array_n(st.iter().map(|&x| x as i32 as u32), SELECT_RANK);
     }
     launch(
-        Kernel::Select(out_type.size() as u8),
+        Kernel::Select(super::raw_width(out_type, "select")?),
         [pred.dtype.code(), 0],
         &push,
         grid(n as u64),
@@ -194,7 +194,7 @@ pub fn gather(t: &Tensor, indices: &Tensor, axes: &[usize]) -> Result<Tensor> {
         .addr(&indices.block);
     let push = ia.push(push, n, &t.shape)?;
     launch(
-        Kernel::Gather(t.dtype.size() as u8),
+        Kernel::Gather(super::raw_width(t.dtype, "gather")?),
         [indices.dtype.code(), 0],
         &push,
         grid(n as u64),

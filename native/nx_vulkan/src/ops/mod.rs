@@ -2,6 +2,7 @@
 //! them, computes the output shape and type the way Nx does, and records kernel launches.
 //! Nothing here waits for the GPU, except triangular_solve's check for a singular matrix.
 
+pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod creation;
@@ -140,6 +141,18 @@ pub(crate) fn u32_of(v: usize, what: &str) -> Result<u32> {
 /// Same for signed strides and offsets.
 pub(crate) fn i32_of(v: isize, what: &str) -> Result<i32> {
     i32::try_from(v).map_err(|_| crate::invalid!("{what} {v} does not fit in 32 bits"))
+}
+
+/// The width of the raw kernels (select, gather, scatter) that move `t`'s elements: 1,
+/// 2, 4 or 8 bytes; wider elements (c128) have none.
+pub(crate) fn raw_width(t: DType, what: &str) -> Result<u8> {
+    match t.size() {
+        w @ (1 | 2 | 4 | 8) => Ok(w as u8),
+        _ => Err(crate::unsupported!(
+            "{what} of {} elements has no Vulkan kernel yet",
+            t.name()
+        )),
+    }
 }
 
 /// Keeps an `Arc` alive in an access list.

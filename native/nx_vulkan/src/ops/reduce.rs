@@ -189,6 +189,11 @@ pub fn reduce(
         // store would wrap).
         return super::creation::constant(&shape, out_type, identity(op, out_type));
     }
+    if super::complex::involved(&[t.dtype, out_type]) {
+        let (moved, _, len, _) = rows_view(t, &axes)?;
+        super::complex::fold(op, &moved, len, &out)?;
+        return Ok(out);
+    }
     if let Some(block) = middle_block(&t.shape, &axes) {
         let (outer, len, inner) = block;
         let cols = outer * inner;

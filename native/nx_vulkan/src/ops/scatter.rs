@@ -108,6 +108,12 @@ pub fn indexed_put(
     axes: &[usize],
     out_type: DType,
 ) -> Result<Tensor> {
+    if out_type == DType::C128 {
+        // No 16-byte raw kernel: each part on its own.
+        return super::complex::by_planes(target, updates, out_type, |t, u, ty| {
+            indexed_put(t, indices, u, axes, ty)
+        });
+    }
     let p = plan("indexed_put", target, indices, updates, axes)?;
     let out = fresh(target, out_type)?;
     if p.rows == 0 || out.numel() == 0 {
@@ -116,7 +122,7 @@ pub fn indexed_put(
     let upd = fresh(updates, out_type)?;
     let positions: usize = axes.iter().map(|&a| target.shape[a]).product();
     let win = constant(&[positions], DType::U32, Scalar::Int(0))?;
-    let kernel = Kernel::Scatter(out_type.size() as u8);
+    let kernel = Kernel::Scatter(super::raw_width(out_type, "indexed_put")?);
     let w = Some(&win);
     scatter_launch(kernel, MODE_WINNER, p.rows, &p, &out, &upd, indices, w)?;
     let n = numel(&updates.shape)?;
@@ -133,6 +139,11 @@ pub fn indexed_add(
     axes: &[usize],
     out_type: DType,
 ) -> Result<Tensor> {
+    if super::complex::involved(&[target.dtype, updates.dtype, out_type]) {
+        return super::complex::by_planes(target, updates, out_type, |t, u, ty| {
+            indexed_add(t, indices, u, axes, ty)
+        });
+    }
     let p = plan("indexed_add", target, indices, updates, axes)?;
     let (acc_type, acc) = if out_type.is_float() {
         (DType::F64, Accumulator::F64)

@@ -57,7 +57,7 @@ pub fn triangular_solve(
     if rank < 2 || a.shape[rank - 1] != a.shape[rank - 2] {
         return Err(bad("a must be a square matrix or a batch of them"));
     }
-    if !out_type.is_float() {
+    if !out_type.is_float() && !out_type.is_complex() {
         return Err(bad(&format!(
             "output type {} is not a float type",
             out_type.name()
@@ -86,21 +86,30 @@ pub fn triangular_solve(
     if batches * m * n == 0 {
         return Ok(out);
     }
-    let compute = if out_type == DType::F64 || engine()?.info().f64 {
-        Compute::F64
-    } else {
-        Compute::F32
+    let has_f64 = engine()?.info().f64;
+    if out_type.is_complex() && !has_f64 && [a.dtype, b.dtype].iter().any(|t| t.compute().is_64()) {
+        return Err(crate::unsupported!(
+            "triangular_solve of {} and {} needs shaderFloat64",
+            a.dtype.name(),
+            b.dtype.name()
+        ));
+    }
+    let compute = match (out_type.is_complex(), out_type == DType::C128 || has_f64) {
+        (true, true) => Compute::C128,
+        (true, false) => Compute::C64,
+        (false, _) if out_type == DType::F64 || has_f64 => Compute::F64,
+        (false, _) => Compute::F32,
     };
     let transpose = opts.transform_a == TransformA::Transpose;
     let transpose_a = opts.left_side == transpose;
     let reverse = opts.left_side == (opts.lower == transpose);
     let transpose_b = !opts.left_side && b_is_matrix;
-    let modes = transpose_a as u32 | (reverse as u32) << 1 | (transpose_b as u32) << 2;
-    let scratch_type = if compute == Compute::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    };
+    let conjugate_a = opts.transform_a == TransformA::Conjugate && out_type.is_complex();
+    let modes = transpose_a as u32
+        | (reverse as u32) << 1
+        | (transpose_b as u32) << 2
+        | (conjugate_a as u32) << 3;
+    let scratch_type = compute.storage();
     let scratch = Tensor::empty(&[batches * m * n], scratch_type)?;
     let flag = constant(&[], DType::U32, Scalar::Int(0))?;
     let ops = a.dtype.code() | b.dtype.code() << 8 | out_type.code() << 16;

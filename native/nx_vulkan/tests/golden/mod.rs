@@ -85,6 +85,15 @@ pub fn scalar(v: &Value) -> Result<Scalar, Skip> {
         Value::Number(n) if n.is_i64() => Ok(Scalar::Int(n.as_i64().unwrap() as i128)),
         Value::Number(n) if n.is_u64() => Ok(Scalar::Int(n.as_u64().unwrap() as i128)),
         Value::Number(n) => Ok(Scalar::Float(n.as_f64().unwrap())),
+        Value::Object(m) if m.contains_key("complex") => {
+            let parts = m["complex"].as_array().expect("[re, im]");
+            let part = |v: &Value| match scalar(v)? {
+                Scalar::Int(i) => Ok(i as f64),
+                Scalar::Float(f) => Ok(f),
+                Scalar::Complex(..) => Err(Skip::Unsupported(format!("number {v}"))),
+            };
+            Ok(Scalar::Complex(part(&parts[0])?, part(&parts[1])?))
+        }
         Value::Object(m) if m.contains_key("float") => {
             Ok(Scalar::Float(match m["float"].as_str().unwrap() {
                 "nan" => f64::NAN,
@@ -146,6 +155,20 @@ fn float_at(bytes: &[u8], ty: DType, i: usize) -> f64 {
         DType::F16 => half_to_f64(u16::from_le_bytes([b[0], b[1]])),
         DType::BF16 => f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16) as f64,
         DType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        DType::F8 => half_to_f64((b[0] as u16) << 8),
+        DType::F8E4M3FN => {
+            let (e, m) = ((b[0] >> 3) & 15, (b[0] & 7) as f64);
+            let v = match (e, m) {
+                (15, 7.0) => f64::NAN,
+                (0, _) => m / 8.0 * 2f64.powi(-6),
+                _ => (1.0 + m / 8.0) * 2f64.powi(e as i32 - 7),
+            };
+            if b[0] & 0x80 != 0 {
+                -v
+            } else {
+                v
+            }
+        }
         _ => f64::from_le_bytes(b.try_into().unwrap()),
     }
 }
@@ -164,12 +187,16 @@ fn half_to_f64(h: u16) -> f64 {
 
 fn ulp(x: f64, ty: DType) -> f64 {
     let mant = match ty {
+        DType::F8 => 2,
+        DType::F8E4M3FN => 3,
         DType::F16 => 10,
         DType::BF16 => 7,
         DType::F32 => 23,
         _ => 52,
     };
     let min_exp = match ty {
+        DType::F8 => -14,
+        DType::F8E4M3FN => -6,
         DType::F16 => -14,
         DType::BF16 | DType::F32 => -126,
         _ => -1022,
@@ -187,6 +214,10 @@ pub fn compare(ours: &[u8], want: &[u8], ty: DType, tol: Tol, k: usize) -> Resul
     if ours.len() != want.len() {
         return Err(format!("{} bytes, expected {}", ours.len(), want.len()));
     }
+    if ty.is_complex() {
+        // Each part as a float of the component type.
+        return compare(ours, want, ty.component(), tol, k);
+    }
     if !ty.is_float() {
         return if ours == want {
             Ok(())
@@ -195,7 +226,7 @@ pub fn compare(ours: &[u8], want: &[u8], ty: DType, tol: Tol, k: usize) -> Resul
         };
     }
     let n = ours.len() / ty.size();
-    let narrow = matches!(ty, DType::F16 | DType::BF16);
+    let narrow = matches!(ty, DType::F16 | DType::BF16 | DType::F8 | DType::F8E4M3FN);
     for i in 0..n {
         let (a, b) = (float_at(ours, ty, i), float_at(want, ty, i));
         if (a.is_nan() && b.is_nan()) || a == b {

@@ -1,0 +1,47 @@
+defmodule Nx.Vulkan.ReduceFunTest do
+  # Nx.reduce/window_reduce with an Elixir function: one add/multiply/max/min/logical op
+  # runs on the GPU (fallback raising); anything else takes the counted host fallback.
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+
+  import Nx.Vulkan.NxHelpers, only: [gpu: 1, host: 1]
+
+  setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
+
+  test "reduce with one associative op, over axes, with an accumulator" do
+    t = Nx.iota({2, 3, 4}, type: :s32) |> Nx.subtract(7)
+
+    for {acc, fun} <- [
+          {5, &Nx.add/2},
+          {2, &Nx.multiply/2},
+          {-100, &Nx.max/2},
+          {3, fn x, y -> Nx.min(y, x) end},
+          {1, &Nx.logical_and/2},
+          {0, &Nx.logical_or/2}
+        ],
+        opts <- [[], [axes: [1]], [axes: [0, 2], keep_axes: true]] do
+      want = Nx.reduce(t, acc, opts, fun)
+      got = Nx.reduce(gpu(t), acc, opts, fun)
+      assert %Nx.Vulkan.Backend{} = got.data
+      assert host(got) == want, inspect({acc, opts})
+    end
+  end
+
+  test "window_reduce pads with the accumulator as Nx does" do
+    t = Nx.iota({4, 5}, type: :f32)
+
+    for {acc, fun} <- [{0.5, &Nx.add/2}, {-1.0, &Nx.max/2}, {2.0, &Nx.multiply/2}],
+        opts <- [[], [strides: [2, 1], padding: [{1, 0}, {2, 1}]], [padding: :same, window_dilations: [1, 2]]] do
+      want = Nx.window_reduce(t, acc, {2, 2}, opts, fun)
+      got = Nx.window_reduce(gpu(t), acc, {2, 2}, opts, fun)
+      assert %Nx.Vulkan.Backend{} = got.data
+      assert host(got) == want, inspect({acc, opts})
+    end
+  end
+
+  test "any other function takes the counted host fallback, which says why" do
+    t = gpu(Nx.tensor([1, 2, 3]))
+    error = assert_raise ArgumentError, fn -> Nx.reduce(t, 0, fn x, y -> Nx.add(x, Nx.multiply(y, 2)) end) end
+    assert error.message =~ "reduce would run on the host" and error.message =~ "not one add/multiply"
+  end
+end
