@@ -43,12 +43,16 @@ defmodule Nx.Vulkan.Backend do
   defp ref!(%T{data: %__MODULE__{ref: ref}}), do: ref
 
   defp ref!(%T{} = t) do
-    case Native.t_from_binary(Nx.to_binary(t), shape_list(t), type_name(t.type)) do
+    case upload(Nx.to_binary(t), shape_list(t), type_name(t.type)) do
       {:ok, ref} -> ref
       {:error, {:unsupported, msg}} -> throw({:nx_vulkan_unsupported, msg})
       {:error, {kind, msg}} -> raise error_module(kind), msg
     end
   end
+
+  # Sub-byte types (u2, u4, s2, s4) arrive as bitstrings, which have no device storage.
+  defp upload(data, shape, type) when is_binary(data), do: Native.t_from_binary(data, shape, type)
+  defp upload(_data, _shape, type), do: {:error, {:unsupported, "element type #{type} has no Vulkan storage yet"}}
 
   defp error_module(:invalid_argument), do: ArgumentError
   defp error_module(_), do: RuntimeError
@@ -106,7 +110,7 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def from_binary(out, binary, _opts) do
     run(:from_binary, [out, binary, []], out, fn ->
-      Native.t_from_binary(binary, shape_list(out), type_name(out.type))
+      upload(binary, shape_list(out), type_name(out.type))
     end)
   end
 

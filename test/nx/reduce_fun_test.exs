@@ -9,15 +9,16 @@ defmodule Nx.Vulkan.ReduceFunTest do
   setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
 
   test "reduce with one associative op, over axes, with an accumulator" do
-    t = Nx.iota({2, 3, 4}, type: :s32) |> Nx.subtract(7)
+    ints = Nx.iota({2, 3, 4}, type: :s32) |> Nx.subtract(7)
+    flags = Nx.greater(ints, -3)
 
-    for {acc, fun} <- [
-          {5, &Nx.add/2},
-          {2, &Nx.multiply/2},
-          {-100, &Nx.max/2},
-          {3, fn x, y -> Nx.min(y, x) end},
-          {1, &Nx.logical_and/2},
-          {0, &Nx.logical_or/2}
+    for {t, acc, fun} <- [
+          {ints, 5, &Nx.add/2},
+          {ints, 2, &Nx.multiply/2},
+          {ints, -100, &Nx.max/2},
+          {ints, 3, fn x, y -> Nx.min(y, x) end},
+          {flags, 1, &Nx.logical_and/2},
+          {flags, 0, &Nx.logical_or/2}
         ],
         opts <- [[], [axes: [1]], [axes: [0, 2], keep_axes: true]] do
       want = Nx.reduce(t, acc, opts, fun)
