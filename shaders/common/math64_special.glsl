@@ -125,14 +125,9 @@ double f64_erfc(double x) {
     return dd_scale(m, k);
 }
 
-// erf_inv: Giles' single-precision approximation as the start, then Newton steps on
-// erf(y) - a (below 0.5) or (1 - a) - erfc(y) (above, where 1 - a is exact and erfc
-// keeps its relative accuracy), each doubling the correct digits.
-double f64_erf_inv(double x) {
-    if (isnan(x) || x == 0.0lf) return x;
-    double a = abs(x);
-    if (a > 1.0lf) return f64_nan();
-    if (a == 1.0lf) return f64_copysign(f64_inf(), x);
+// Giles' single-precision approximation of erf_inv(a), 0 < a < 1, evaluated in double
+// exactly as Nx's `Complex.erf_inv` writes it (the start of f64_erf_inv's iteration).
+double erf_inv_giles(double a) {
     double w = -f64_log((1.0lf - a) * (1.0lf + a));
     double p;
     if (w < 5.0lf) {
@@ -158,9 +153,30 @@ double f64_erf_inv(double x) {
         p = 1.00167406lf + p * w;
         p = 2.83297682lf + p * w;
     }
+    return p * a;
+}
+
+// f32 erf_inv: Nx's single-precision approximation in double, rounded once by the caller
+// to f32 - Nx.BinaryBackend's f32 values (its reference for every float type).
+double f64_erf_inv_giles(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    if (a > 1.0lf) return f64_nan();
+    if (a == 1.0lf) return f64_copysign(f64_inf(), x);
+    return f64_copysign(erf_inv_giles(a), x);
+}
+
+// erf_inv: Giles' single-precision approximation as the start, then Newton steps on
+// erf(y) - a (below 0.5) or (1 - a) - erfc(y) (above, where 1 - a is exact and erfc
+// keeps its relative accuracy), each doubling the correct digits.
+double f64_erf_inv(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    if (a > 1.0lf) return f64_nan();
+    if (a == 1.0lf) return f64_copysign(f64_inf(), x);
     // Beyond the approximation's range (1 - a < 6e-8) the start can be 5% off and the
     // first steps gain less than a digit each: iterate to convergence.
-    double y = p * a;
+    double y = erf_inv_giles(a);
     [[dont_unroll]] for (int i = 0; i < 30; i++) {
         dvec2 f;
         int k;

@@ -131,10 +131,11 @@ const F64_MATH: [(&str, &str, &str, &str); 23] = [
     ("atan2", "elementwise/binary.comp", "B_ATAN2", "f64_atan2"),
 ];
 
-/// f32 functions computed through the f64 library on devices with shaderFloat64 (module
-/// `f32_math_{name}`, `Kernel::F32ViaF64`): pow (whose exp2/log2 built-in form gave
-/// 3^2 = 9.0000005), atan2, and sin/cos/tan (NVIDIA's built-ins give sin(8388609) = 0).
-const F32_VIA_F64: [&str; 5] = ["pow", "atan2", "sin", "cos", "tan"];
+// Every library function also gets an f32 module (`f32_math_{name}`,
+// `Kernel::F32ViaF64`): f32/f16/bf16 computed through the f64 library and rounded once,
+// which the engine uses on devices with shaderFloat64 (unless NX_VULKAN_F32_MATH=native).
+// The drivers' f32 built-ins gave 3^2 = 9.0000005 (exp2/log2) and, on NVIDIA,
+// sin(8388609) = 0, and are a few ulps off elsewhere.
 
 /// Every variant: (module name, source path relative to `shaders/`, defines).
 fn variants() -> Vec<(String, &'static str, Vec<String>)> {
@@ -155,15 +156,19 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
             format!("F64_MATH_FN={function}"),
         ];
         v.push((format!("f64_math_{name}"), src, defines));
-        if F32_VIA_F64.contains(&name) {
-            let defines = vec![
-                "CT_F32".to_string(),
-                "EXACT_VIA_F64".to_string(),
-                format!("F64_MATH_OP={op}"),
-                format!("F64_MATH_FN={function}"),
-            ];
-            v.push((format!("f32_math_{name}"), src, defines));
-        }
+        // f32 erf_inv: Nx's own single-precision formula in double (f64_erf_inv starts
+        // from it and iterates to the exact value).
+        let f32_function = match function {
+            "f64_erf_inv" => "f64_erf_inv_giles",
+            f => f,
+        };
+        let defines = vec![
+            "CT_F32".to_string(),
+            "EXACT_VIA_F64".to_string(),
+            format!("F64_MATH_OP={op}"),
+            format!("F64_MATH_FN={f32_function}"),
+        ];
+        v.push((format!("f32_math_{name}"), src, defines));
     }
     v
 }
@@ -257,7 +262,7 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     }
     let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("f64_math", &f64_names));
-    modules.push_str(&math_lookup("f32_math", &F32_VIA_F64));
+    modules.push_str(&math_lookup("f32_math", &f64_names));
     modules.push_str(&typed_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

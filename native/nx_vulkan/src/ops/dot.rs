@@ -132,6 +132,13 @@ pub fn dot(
     let lb = arranged(b, &order_b)?;
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
+    // Products the tiled f32 kernel does not take (small or narrow ones, launch-bound)
+    // accumulate in f64 where the device has it, as Nx.BinaryBackend does.
+    let compute = if sgemm_fits(&la, &lb, &out, m, n, k) {
+        compute
+    } else {
+        super::float_accumulator(compute)
+    };
     // Long contractions run as several launches over K ranges, each adding to C: a
     // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)
     // and the partial sums stay in the compute type when the output is narrower.

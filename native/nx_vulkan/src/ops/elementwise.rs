@@ -2,7 +2,7 @@
 //! computes in, and the compute classes that implement it.
 
 use super::layout::{broadcast_strides, contiguous_strides, simplify};
-use super::{access_mode, grid, launch, read, u32_of, write, PushWords};
+use super::{access_mode, exact_f32_math, grid, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -116,12 +116,6 @@ impl BinaryOp {
             Quotient | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => !float,
         }
     }
-}
-
-/// Whether the device computes f64 (then f32 pow, atan2, sin, cos and tan go through the
-/// f64 library: `Kernel::F32ViaF64`).
-fn device_has_f64() -> bool {
-    crate::engine::engine().is_ok_and(|e| e.info().f64)
 }
 
 /// Unary ops, in kernel op-code order (`U_*` in `shaders/elementwise/unary.comp`).
@@ -262,10 +256,9 @@ impl UnaryOp {
     }
 
     fn kernel(self, c: Compute) -> Kernel {
-        use UnaryOp::*;
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
-        } else if c == Compute::F32 && matches!(self, Sin | Cos | Tan) && device_has_f64() {
+        } else if c == Compute::F32 && self.is_transcendental() && exact_f32_math() {
             Kernel::F32ViaF64(self.name())
         } else {
             Kernel::Unary(c)
@@ -345,7 +338,7 @@ pub fn binary(
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
     let kernel = match (op, compute) {
         (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if device_has_f64() => {
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if exact_f32_math() => {
             Kernel::F32ViaF64(op.name())
         }
         _ => Kernel::Binary(compute),

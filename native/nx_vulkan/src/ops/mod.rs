@@ -62,6 +62,35 @@ pub(crate) fn loading(c: Compute, operands: &[DType]) -> Compute {
     }
 }
 
+/// Whether the device computes f64: then f32 math goes through the f64 library
+/// (`exact_f32_math`), and f32 sums, products and small dots accumulate in f64
+/// (`float_accumulator`).
+pub(crate) fn device_has_f64() -> bool {
+    engine().is_ok_and(|e| e.info().f64)
+}
+
+/// Whether f32 (f16, bf16) math functions go through the f64 library, rounded once to
+/// f32 (Nx.BinaryBackend's values: it computes in double): on devices with f64, unless
+/// `NX_VULKAN_F32_MATH=native` asks for the drivers' built-ins (faster on GPUs with slow
+/// f64, within Vulkan's looser precision).
+pub(crate) fn exact_f32_math() -> bool {
+    static NATIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let native =
+        *NATIVE.get_or_init(|| std::env::var("NX_VULKAN_F32_MATH").is_ok_and(|v| v == "native"));
+    !native && device_has_f64()
+}
+
+/// The class an f32 (or f16/bf16) accumulation runs in: f64 where the device has it, as
+/// Nx.BinaryBackend accumulates (Erlang floats) before rounding once to the output.
+/// Reductions are memory-bound, so the f64 additions cost next to nothing.
+pub(crate) fn float_accumulator(c: Compute) -> Compute {
+    if c == Compute::F32 && device_has_f64() {
+        Compute::F64
+    } else {
+        c
+    }
+}
+
 /// Push-constant builder: words in the order the shader's block declares them.
 pub(crate) struct PushWords {
     words: Push,

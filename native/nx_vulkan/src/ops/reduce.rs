@@ -177,6 +177,10 @@ pub fn reduce(
     let shape = out_shape(&t.shape, &axes, keep_axes);
     let compute = match op {
         ReduceOp::All | ReduceOp::Any => t.dtype.compute(),
+        ReduceOp::Sum | ReduceOp::Product => super::float_accumulator(super::loading(
+            DType::merge(t.dtype, out_type).compute(),
+            &[t.dtype],
+        )),
         _ => super::loading(DType::merge(t.dtype, out_type).compute(), &[t.dtype]),
     };
     let out = Tensor::empty(&shape, out_type)?;
