@@ -2,7 +2,7 @@
 //! computes in, and the compute classes that implement it.
 
 use super::layout::{broadcast_strides, contiguous_strides, simplify};
-use super::{access_mode, exact_f32_math, grid, launch, read, u32_of, write, PushWords};
+use super::{access_mode, f32_via_f64, grid, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -258,7 +258,7 @@ impl UnaryOp {
     fn kernel(self, c: Compute) -> Kernel {
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
-        } else if c == Compute::F32 && self.is_transcendental() && exact_f32_math() {
+        } else if c == Compute::F32 && self.is_transcendental() && f32_via_f64(self.name()) {
             Kernel::F32ViaF64(self.name())
         } else {
             Kernel::Unary(c)
@@ -338,7 +338,7 @@ pub fn binary(
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
     let kernel = match (op, compute) {
         (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if exact_f32_math() => {
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if f32_via_f64(op.name()) => {
             Kernel::F32ViaF64(op.name())
         }
         _ => Kernel::Binary(compute),

@@ -62,22 +62,30 @@ pub(crate) fn loading(c: Compute, operands: &[DType]) -> Compute {
     }
 }
 
-/// Whether the device computes f64: then f32 math goes through the f64 library
-/// (`exact_f32_math`), and f32 sums, products and small dots accumulate in f64
+/// Whether the device computes f64: then f32 math can go through the f64 library
+/// (`f32_via_f64`), and f32 sums, products and small dots accumulate in f64
 /// (`float_accumulator`).
 pub(crate) fn device_has_f64() -> bool {
     engine().is_ok_and(|e| e.info().f64)
 }
 
-/// Whether f32 (f16, bf16) math functions go through the f64 library, rounded once to
-/// f32 (Nx.BinaryBackend's values: it computes in double): on devices with f64, unless
-/// `NX_VULKAN_F32_MATH=native` asks for the drivers' built-ins (faster on GPUs with slow
-/// f64, within Vulkan's looser precision).
-pub(crate) fn exact_f32_math() -> bool {
-    static NATIVE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let native =
-        *NATIVE.get_or_init(|| std::env::var("NX_VULKAN_F32_MATH").is_ok_and(|v| v == "native"));
-    !native && device_has_f64()
+/// Whether the f32 (f16, bf16) math function `name` goes through the f64 library,
+/// rounded once to f32 (Nx.BinaryBackend's values: it computes in double). Only on
+/// devices with f64, and by `NX_VULKAN_F32_MATH`:
+/// - default: pow, atan2, sin, cos and tan, whose driver built-ins are wrong beyond
+///   rounding (3^2 = 9.0000005 through exp2/log2; NVIDIA's sin(8388609) = 0);
+/// - `exact`: every function (about 7x slower for exp-heavy work such as softmax on the
+///   H200, whose f64 runs at half the f32 rate: the library is double-double);
+/// - `native`: none (the drivers' built-ins everywhere, within Vulkan's precision).
+pub(crate) fn f32_via_f64(name: &str) -> bool {
+    static MODE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let mode = MODE.get_or_init(|| std::env::var("NX_VULKAN_F32_MATH").unwrap_or_default());
+    let wanted = match mode.as_str() {
+        "exact" => true,
+        "native" => false,
+        _ => matches!(name, "pow" | "atan2" | "sin" | "cos" | "tan"),
+    };
+    wanted && device_has_f64()
 }
 
 /// The class an f32 (or f16/bf16) accumulation runs in: f64 where the device has it, as
