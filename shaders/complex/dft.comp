@@ -60,14 +60,6 @@ void main() {
         if (inverse) acc /= T(pc.n);
         if (abs(acc.x) <= eps) acc.x = T(0);
         if (abs(acc.y) <= eps) acc.y = T(0);
-        if (out_ty == TY_C64) {
-            BufU64(pc.out_addr).v[o] = uvec2(floatBitsToUint(float(acc.x)), floatBitsToUint(float(acc.y)));
-        }
-#if defined(CT_F64)
-        else {
-            BufU64(pc.out_addr).v[2u * o] = unpackDouble2x32(acc.x);
-            BufU64(pc.out_addr).v[2u * o + 1u] = unpackDouble2x32(acc.y);
-        }
-#endif
+        store_c(pc.out_addr, out_ty, o, acc);
     }
 }

@@ -49,7 +49,7 @@ defmodule Nx.Vulkan.Backend.ReduceFun do
   def window_reduce(out, tensor, acc, window_dimensions, opts, fun) do
     with {:ok, {_, window_op, combine}} when window_op != nil <- classify(fun, out.type) do
       config = Enum.map(opts[:padding], fn {lo, hi} -> {lo, hi, 0} end)
-      padded = Nx.pad(tensor, Nx.as_type(acc, tensor.type), config)
+      padded = Nx.pad(Nx.as_type(tensor, out.type), Nx.as_type(acc, out.type), config)
 
       reduced =
         apply(Nx, window_op, [

@@ -149,15 +149,6 @@ impl DType {
         }
     }
 
-    /// The complex type whose components hold this real type (Nx's merge of a real type
-    /// with complex numbers): f64 needs c128, everything else fits c64.
-    pub fn complexified(self) -> DType {
-        match self {
-            DType::F64 | DType::C128 => DType::C128,
-            _ => DType::C64,
-        }
-    }
-
     /// True for the signed integer types.
     pub fn is_signed_int(self) -> bool {
         matches!(self, DType::S8 | DType::S16 | DType::S32 | DType::S64)

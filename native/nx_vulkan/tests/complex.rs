@@ -337,6 +337,21 @@ fn unsupported_ops_say_so() {
     assert!(matches!(r, Err(Error::Unsupported(_))));
     let r = reduce(ReduceOp::Max, &t, None, false, DType::C64);
     assert!(matches!(r, Err(Error::Unsupported(_))));
+    // Serial loops beyond lavapipe's limit are refused, not run wrong.
+    let long = constant(&[40_000], DType::C64, Scalar::Complex(1.0, 0.0)).unwrap();
+    assert!(matches!(
+        fft(&long, 40_000, 0, 0.0, false, DType::C64),
+        Err(Error::Unsupported(_))
+    ));
+    let r = reduce(ReduceOp::Product, &long, None, false, DType::C64);
+    assert!(matches!(r, Err(Error::Unsupported(_))));
+    // A complex predicate for select is refused (no kernel reads it yet).
+    let r = indexing::select(&t, &t, &t, &[2], DType::C64);
+    assert!(matches!(r, Err(Error::Unsupported(_))));
+    // Empty reductions of c128 give the identity.
+    let empty = constant(&[0, 3], DType::C128, Scalar::Int(0)).unwrap();
+    let p = reduce(ReduceOp::Product, &empty, Some(&[0]), false, DType::C128).unwrap();
+    assert_eq!(down(&p), vec![(1.0, 0.0); 3]);
 }
 
 #[test]

@@ -21,6 +21,9 @@ use crate::tensor::{numel, Tensor};
 const KIND_UNARY: u32 = 0;
 const KIND_BINARY: u32 = 1;
 const KIND_ROWS: u32 = 2;
+/// Longest serial loop of the complex fold and the DFT (lavapipe stops shader loops after
+/// about 65k iterations; longer ones would also be slow): beyond it, `Unsupported`.
+const MAX_SERIAL: usize = 1 << 15;
 /// The complex kernel's binary op that pairs a real and an imaginary plane.
 const MAKE_COMPLEX: u32 = 24;
 
@@ -217,6 +220,13 @@ pub fn fold(op: ReduceOp, moved: &Tensor, len: usize, out: &Tensor) -> Result<()
             ))
         }
     };
+    if len > MAX_SERIAL {
+        return Err(crate::unsupported!(
+            "{op:?} of {} over {len} elements per output: the complex fold is serial, \
+             at most {MAX_SERIAL} per output on Vulkan yet",
+            moved.dtype.name()
+        ));
+    }
     let compute = component_compute(&[moved.dtype, out.dtype])?;
     let rows = out.numel();
     if rows == 0 {
@@ -270,6 +280,12 @@ pub fn fft(
             "fft: axis {axis} / length {length} / output {} do not fit shape {:?}",
             out_type.name(),
             t.shape
+        ));
+    }
+    if length.min(t.shape[axis]) > MAX_SERIAL {
+        return Err(crate::unsupported!(
+            "fft of length {length}: the direct DFT sums serially, at most {MAX_SERIAL} \
+             terms per output on Vulkan yet"
         ));
     }
     let compute = component_compute(&[t.dtype, out_type])?;

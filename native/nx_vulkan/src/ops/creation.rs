@@ -79,7 +79,8 @@ pub fn f32_to_f8e4m3_bits(x: f32) -> u8 {
     if a == 0.0 {
         return sign;
     }
-    let unbiased = a.log2().floor() as i32;
+    // The exponent in f64 (Nx's :math.log2): f32's log2 rounds up just below a power of 2.
+    let unbiased = (a as f64).log2().floor() as i32;
     let exp = unbiased + 7;
     if exp <= 0 {
         return sign | ((a * 512.0).round() as u8).min(7);
@@ -244,6 +245,8 @@ mod tests {
         assert_eq!(f32_to_f8e4m3_bits(2f32.powi(-9)), 0x01);
         // 1.99 rounds its mantissa to 8, which Nx clamps to 7 (no carry): 1.875.
         assert_eq!(f32_to_f8e4m3_bits(1.99), 0x3f);
+        // Just below a power of two the exponent must not round up (Nx: 240, 0x77).
+        assert_eq!(f32_to_f8e4m3_bits(256.0 - 2f32.powi(-16)), 0x77);
     }
 
     #[test]

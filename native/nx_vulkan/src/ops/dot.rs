@@ -61,6 +61,11 @@ fn sgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) 
         && n >= SGEMM_TILE
 }
 
+/// Dots of at most this many multiply-adds that the tiled sgemm kernel does not take
+/// accumulate f32 in f64 where the device has it: launch-bound sizes, where the f64 rate
+/// of consumer GPUs costs nothing noticeable.
+const F64_ACCUMULATION_MACS: u64 = 1 << 24;
+
 /// Nx `dot(a, contract_a, batch_a, b, contract_b, batch_b)` with output type `out_type`.
 pub fn dot(
     a: &Tensor,
@@ -134,10 +139,11 @@ pub fn dot(
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
     // Products the tiled f32 kernel does not take (small or narrow ones, launch-bound)
     // accumulate in f64 where the device has it, as Nx.BinaryBackend does.
-    let compute = if sgemm_fits(&la, &lb, &out, m, n, k) {
-        compute
-    } else {
+    let small = (m as u64) * (n as u64) * (k as u64) <= F64_ACCUMULATION_MACS;
+    let compute = if small && !sgemm_fits(&la, &lb, &out, m, n, k) {
         super::float_accumulator(compute)
+    } else {
+        compute
     };
     // Long contractions run as several launches over K ranges, each adding to C: a
     // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)

@@ -31,6 +31,12 @@ pub fn select(
     out_shape: &[usize],
     out_type: DType,
 ) -> Result<Tensor> {
+    if pred.dtype.is_complex() {
+        return Err(crate::unsupported!(
+            "select with a {} predicate has no Vulkan kernel yet",
+            pred.dtype.name()
+        ));
+    }
     let a = converted(on_true, out_type)?;
     let b = converted(on_false, out_type)?;
     let out = Tensor::empty(out_shape, out_type)?;

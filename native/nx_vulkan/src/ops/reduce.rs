@@ -234,7 +234,12 @@ pub fn reduce(
 
 /// The value of a reduction over no elements (or over padding), as an `out_type` scalar.
 pub(crate) fn identity(op: ReduceOp, out_type: DType) -> Scalar {
-    let bits = out_type.bits() as u32;
+    // Only integer types need their range (c128 is 128 bits wide: no i128 shift).
+    let bits = if out_type.is_int() {
+        out_type.bits() as u32
+    } else {
+        64
+    };
     let (min, max) = if out_type.is_signed_int() {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     } else {
