@@ -50,9 +50,14 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
-  # Sub-byte types (u2, u4, s2, s4) arrive as bitstrings, which have no device storage.
+  # Sub-byte types (u2, u4, s2, s4) arrive as bitstrings: padded to whole bytes here, the
+  # engine unpacks them (one byte per element on the device).
   defp upload(data, shape, type) when is_binary(data), do: Native.t_from_binary(data, shape, type)
-  defp upload(_data, _shape, type), do: {:error, {:unsupported, "element type #{type} has no Vulkan storage yet"}}
+
+  defp upload(data, shape, type) when is_bitstring(data) do
+    pad = 8 - rem(bit_size(data), 8)
+    Native.t_from_binary(<<data::bitstring, 0::size(pad)>>, shape, type)
+  end
 
   defp error_module(:invalid_argument), do: ArgumentError
   defp error_module(_), do: RuntimeError
@@ -117,8 +122,16 @@ defmodule Nx.Vulkan.Backend do
   @impl true
   def to_binary(%T{data: %__MODULE__{ref: ref}, type: {_, bits}} = t, limit) do
     case Native.t_to_binary(ref, div(limit * bits + 7, 8)) do
-      {:ok, bin} -> bin
-      {:error, {kind, msg}} -> raise error_module(kind), "Nx.Vulkan.Backend.to_binary(#{describe([t])}): #{msg}"
+      # Sub-byte types: the packed bytes' padding bits are not part of Nx's bitstring.
+      {:ok, bin} when bits < 8 ->
+        <<data::bitstring-size(limit * bits), _pad::bitstring>> = bin
+        data
+
+      {:ok, bin} ->
+        bin
+
+      {:error, {kind, msg}} ->
+        raise error_module(kind), "Nx.Vulkan.Backend.to_binary(#{describe([t])}): #{msg}"
     end
   end
 

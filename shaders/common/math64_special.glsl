@@ -1,4 +1,10 @@
-// f64 cbrt, pow and the error functions, in double-double (see math64.glsl).
+// f64 rsqrt, cbrt, pow and the error functions, in double-double (see math64.glsl).
+
+// Nx's rsqrt: 1 / sqrt(x), each step correctly rounded (not the driver's inversesqrt,
+// which Vulkan lets be 2 ulp off).
+double f64_rsqrt(double x) {
+    return 1.0lf / sqrt(x);
+}
 
 double f64_cbrt(double x) {
     if (x == 0.0lf || isnan(x) || isinf(x)) return x;

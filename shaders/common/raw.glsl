@@ -35,11 +35,16 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer IdxU64 { uve
 #define RAW_TY_F64 11u
 #define RAW_TY_F8 14u
 #define RAW_TY_F8E4M3FN 15u
+#define RAW_TY_U2 16u
+#define RAW_TY_U4 17u
+#define RAW_TY_S2 18u
+#define RAW_TY_S4 19u
 
 // Whether element i of a tensor of type `ty` is nonzero (-0.0 and +0.0 are zero).
 bool is_nonzero(uvec2 addr, uint ty, uint i) {
     switch (ty) {
-    case RAW_TY_U8: case RAW_TY_S8: return uint(IdxU8(addr).v[i]) != 0u;
+    case RAW_TY_U8: case RAW_TY_S8: case RAW_TY_U2: case RAW_TY_U4: case RAW_TY_S2: case RAW_TY_S4:
+        return uint(IdxU8(addr).v[i]) != 0u;
     case RAW_TY_F8: case RAW_TY_F8E4M3FN: return (uint(IdxU8(addr).v[i]) & 0x7Fu) != 0u;
     case RAW_TY_U16: case RAW_TY_S16: return uint(IdxU16(addr).v[i]) != 0u;
     case RAW_TY_F16: case RAW_TY_BF16: return (uint(IdxU16(addr).v[i]) & 0x7FFFu) != 0u;
@@ -57,8 +62,8 @@ uint clamped_index(uvec2 addr, uint ty, uint i, uint dim) {
     bool neg = false;
     bool big = false;
     switch (ty) {
-    case RAW_TY_U8: v = uint(IdxU8(addr).v[i]); break;
-    case RAW_TY_S8: { int s = int(uint(IdxU8(addr).v[i]) << 24) >> 24; neg = s < 0; v = uint(s); break; }
+    case RAW_TY_U8: case RAW_TY_U2: case RAW_TY_U4: v = uint(IdxU8(addr).v[i]); break;
+    case RAW_TY_S8: case RAW_TY_S2: case RAW_TY_S4: { int s = int(uint(IdxU8(addr).v[i]) << 24) >> 24; neg = s < 0; v = uint(s); break; }
     case RAW_TY_U16: v = uint(IdxU16(addr).v[i]); break;
     case RAW_TY_S16: { int s = int(uint(IdxU16(addr).v[i]) << 16) >> 16; neg = s < 0; v = uint(s); break; }
     case RAW_TY_U32: v = IdxU32(addr).v[i]; break;

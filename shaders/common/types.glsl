@@ -46,6 +46,20 @@
 #define TY_C128 13u
 #define TY_F8 14u
 #define TY_F8E4M3FN 15u
+// Sub-byte integers: one byte per element, signed ones sign-extended (loads read them as
+// u8/s8); stores keep the low 2 or 4 bits, as Nx's bitstrings do.
+#define TY_U2 16u
+#define TY_U4 17u
+#define TY_S2 18u
+#define TY_S4 19u
+
+// The byte a sub-byte integer type stores for the integer bits v (wrapped to its width).
+uint sub_byte(uint ty, uint v) {
+    if (ty == TY_U2) return v & 3u;
+    if (ty == TY_U4) return v & 15u;
+    if (ty == TY_S2) return uint(int(v << 30) >> 30) & 0xFFu;
+    return uint(int(v << 28) >> 28) & 0xFFu;
+}
 
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufU8 { uint8_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer BufS8 { int8_t v[]; };
@@ -182,8 +196,8 @@ T from_f32(float f) {
 
 T load_elem(uvec2 addr, uint ty, uint i) {
     switch (ty) {
-    case TY_U8: return T(uint(BufU8(addr).v[i]));
-    case TY_S8: return T(int(BufS8(addr).v[i]));
+    case TY_U8: case TY_U2: case TY_U4: return T(uint(BufU8(addr).v[i]));
+    case TY_S8: case TY_S2: case TY_S4: return T(int(BufS8(addr).v[i]));
     case TY_U16: return T(uint(BufU16(addr).v[i]));
     case TY_S16: return T(int(BufS16(addr).v[i]));
     case TY_U32: return T(BufU32(addr).v[i]);
@@ -226,6 +240,10 @@ void store_saturated(uvec2 addr, uint ty, uint i, bool high) {
     switch (ty) {
     case TY_U8: BufU8(addr).v[i] = uint8_t(high ? 0xFFu : 0u); return;
     case TY_S8: BufU8(addr).v[i] = uint8_t(high ? 0x7Fu : 0x80u); return;
+    case TY_U2: BufU8(addr).v[i] = uint8_t(high ? 3u : 0u); return;
+    case TY_U4: BufU8(addr).v[i] = uint8_t(high ? 15u : 0u); return;
+    case TY_S2: BufU8(addr).v[i] = uint8_t(high ? 1u : 0xFEu); return;
+    case TY_S4: BufU8(addr).v[i] = uint8_t(high ? 7u : 0xF8u); return;
     case TY_U16: BufU16(addr).v[i] = uint16_t(high ? 0xFFFFu : 0u); return;
     case TY_S16: BufU16(addr).v[i] = uint16_t(high ? 0x7FFFu : 0x8000u); return;
     case TY_U32: BufU32(addr).v[i] = high ? 0xFFFFFFFFu : 0u; return;
@@ -245,6 +263,7 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
 #endif
     switch (ty) {
     case TY_U8: case TY_S8: BufU8(addr).v[i] = uint8_t(int_bits(v) & 0xFFu); return;
+    case TY_U2: case TY_U4: case TY_S2: case TY_S4: BufU8(addr).v[i] = uint8_t(sub_byte(ty, int_bits(v))); return;
     case TY_U16: case TY_S16: BufU16(addr).v[i] = uint16_t(int_bits(v) & 0xFFFFu); return;
     case TY_U32: case TY_S32: BufU32(addr).v[i] = int_bits(v); return;
     case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(float(v), 0.0)) & 0xFFFFu); return;

@@ -8,6 +8,9 @@
 #include "../common/math64.glsl"
 #include "../common/math64_trig.glsl"
 #include "../common/math64_special.glsl"
+#if defined(F32X)
+#include "../common/math32x.glsl"
+#endif
 #endif
 
 layout(local_size_x = 256) in;
@@ -179,7 +182,7 @@ void main() {
         return;
     }
 #endif
-#if !defined(F64_MATH_OP)  // a library function is inlined at each call: keep one
+#if !defined(F64_MATH_OP) || defined(F32X)  // a dd library function is inlined at each call: keep one
     // Fast path: every operand contiguous and stored exactly as T (f32 + f32 -> f32, ...).
     if (a_mode == 1u && b_mode == 1u && a_ty == CT_TY && b_ty == CT_TY && out_ty == CT_TY) {
         BufT a = BufT(pc.a_addr);

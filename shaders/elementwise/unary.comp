@@ -8,6 +8,9 @@
 #include "../common/math64.glsl"
 #include "../common/math64_trig.glsl"
 #include "../common/math64_special.glsl"
+#if defined(F32X)
+#include "../common/math32x.glsl"
+#endif
 #endif
 
 layout(local_size_x = 256) in;
@@ -68,6 +71,8 @@ layout(push_constant) uniform Params {
 
 uint type_bits(uint ty) {
     if (ty == TY_U8 || ty == TY_S8) return 8u;
+    if (ty == TY_U2 || ty == TY_S2) return 2u;
+    if (ty == TY_U4 || ty == TY_S4) return 4u;
     if (ty == TY_U16 || ty == TY_S16 || ty == TY_F16 || ty == TY_BF16) return 16u;
     if (ty == TY_U64 || ty == TY_S64 || ty == TY_F64) return 64u;
     return 32u;
@@ -85,7 +90,9 @@ T apply(uint op, T x, uint bits) {
     case U_FLOOR: return floor(x);
     case U_ROUND: return nxv_round(x);
     case U_SQRT: return nxv_sqrt(x);
+#if !defined(F64_MATH_OP)  // the library's rsqrt is 1 / sqrt(x), as Nx
     case U_RSQRT: return inversesqrt(x);
+#endif
     case U_IS_NAN: return isnan(x) ? T(1) : T(0);
     case U_IS_INF: return isinf(x) ? T(1) : T(0);
 #endif
@@ -193,7 +200,7 @@ void main() {
         return;
     }
 #endif
-#if !defined(F64_MATH_OP)  // a library function is inlined at each call: keep one
+#if !defined(F64_MATH_OP) || defined(F32X)  // a dd library function is inlined at each call: keep one
     // Fast path: contiguous input and output both stored exactly as T.
     if (MODES == 1u && in_ty == CT_TY && out_ty == CT_TY) {
         BufT src = BufT(pc.in_addr);

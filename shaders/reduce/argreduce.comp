@@ -33,6 +33,7 @@ shared T best_v[256];
 // Indices are written as integers, never through T (a float T would round them above 2^24).
 void store_index(uvec2 addr, uint ty, uint i, uint idx) {
     if (ty == TY_U8 || ty == TY_S8) BufU8(addr).v[i] = uint8_t(idx & 0xFFu);
+    else if (ty >= TY_U2 && ty <= TY_S4) BufU8(addr).v[i] = uint8_t(sub_byte(ty, idx));
     else if (ty == TY_U16 || ty == TY_S16) BufU16(addr).v[i] = uint16_t(idx & 0xFFFFu);
     else if (ty == TY_U64 || ty == TY_S64) BufU64(addr).v[i] = uvec2(idx, 0u);
     else BufU32(addr).v[i] = idx;

@@ -141,7 +141,8 @@ void main() {
         } else {
             // Moved as bits, so no value passes through T (NaN payloads, subnormals).
             uint src = (t / pc.n) * pc.n + idx.v[t];
-            if (IN_TY == TY_U8 || IN_TY == TY_S8 || IN_TY == TY_F8 || IN_TY == TY_F8E4M3FN) {
+            if (IN_TY == TY_U8 || IN_TY == TY_S8 || IN_TY == TY_F8 || IN_TY == TY_F8E4M3FN ||
+                (IN_TY >= TY_U2 && IN_TY <= TY_S4)) {
                 BufU8(pc.out_addr).v[t] = BufU8(pc.in_addr).v[src];
             } else if (IN_TY == TY_U16 || IN_TY == TY_S16 || IN_TY == TY_F16 || IN_TY == TY_BF16) {
                 BufU16(pc.out_addr).v[t] = BufU16(pc.in_addr).v[src];

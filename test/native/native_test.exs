@@ -75,10 +75,12 @@ defmodule Nx.Vulkan.NativeTest do
       assert msg =~ "from_binary" and msg =~ "[4]" and msg =~ "f32"
     end
 
-    test "unknown and unsupported types" do
+    test "unknown types and sub-byte binaries of the wrong size" do
       assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<>>, [0], "q7")
       assert msg =~ "q7"
-      assert {:error, {:unsupported, msg}} = Native.t_from_binary(<<0::8>>, [4], "u2")
+      # Four u2 elements pack into one byte; five need two.
+      assert {:ok, _} = Native.t_from_binary(<<0::8>>, [4], "u2")
+      assert {:error, {:invalid_argument, msg}} = Native.t_from_binary(<<0::8>>, [5], "u2")
       assert msg =~ "u2"
     end
 

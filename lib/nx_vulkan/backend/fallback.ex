@@ -107,10 +107,10 @@ defmodule Nx.Vulkan.Backend.Fallback do
   defp to_host(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_host/1) |> List.to_tuple()
   defp to_host(other), do: other
 
-  # Sub-byte types (packed bitstrings) have no device storage: they stay on the host.
-  defp to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) when not is_binary(bin), do: t
-
   defp to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) do
+    # Sub-byte types (u2, u4, s2, s4) are bitstrings: padded to whole bytes.
+    bin = if is_binary(bin), do: bin, else: <<bin::bitstring, 0::size(8 - rem(bit_size(bin), 8))>>
+
     case Nx.Vulkan.Native.t_from_binary(bin, Tuple.to_list(t.shape), Nx.Vulkan.Backend.type_name(t.type)) do
       {:ok, ref} ->
         %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}

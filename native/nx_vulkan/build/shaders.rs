@@ -95,7 +95,7 @@ const OTHER: [(&str, &str, &[&str]); 34] = [
 /// inline every function a module calls before specialising its op, so a module holding
 /// all of them made each f64 pipeline slow to build. (Nx name, source, op code macro,
 /// GLSL function); the engine picks a module by the Nx name (`Kernel::F64Math`).
-const F64_MATH: [(&str, &str, &str, &str); 23] = [
+const F64_MATH: [(&str, &str, &str, &str); 24] = [
     ("exp", "elementwise/unary.comp", "U_EXP", "f64_exp"),
     ("expm1", "elementwise/unary.comp", "U_EXPM1", "f64_expm1"),
     ("log", "elementwise/unary.comp", "U_LOG", "f64_log"),
@@ -118,6 +118,7 @@ const F64_MATH: [(&str, &str, &str, &str); 23] = [
     ("asinh", "elementwise/unary.comp", "U_ASINH", "f64_asinh"),
     ("acosh", "elementwise/unary.comp", "U_ACOSH", "f64_acosh"),
     ("atanh", "elementwise/unary.comp", "U_ATANH", "f64_atanh"),
+    ("rsqrt", "elementwise/unary.comp", "U_RSQRT", "f64_rsqrt"),
     ("cbrt", "elementwise/unary.comp", "U_CBRT", "f64_cbrt"),
     ("erf", "elementwise/unary.comp", "U_ERF", "f64_erf"),
     ("erfc", "elementwise/unary.comp", "U_ERFC", "f64_erfc"),
@@ -132,8 +133,8 @@ const F64_MATH: [(&str, &str, &str, &str); 23] = [
 ];
 
 // Every library function also gets an f32 module (`f32_math_{name}`,
-// `Kernel::F32ViaF64`): f32/f16/bf16 computed through the f64 library and rounded once,
-// which the engine uses on devices with shaderFloat64 (unless NX_VULKAN_F32_MATH=native).
+// `Kernel::F32ViaF64`): f32/f16/bf16 computed in double and rounded once, which the
+// engine uses on devices with shaderFloat64 (unless NX_VULKAN_F32_MATH=native).
 // The drivers' f32 built-ins gave 3^2 = 9.0000005 (exp2/log2) and, on NVIDIA,
 // sin(8388609) = 0, and are a few ulps off elsewhere.
 
@@ -157,17 +158,20 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
         ];
         v.push((format!("f64_math_{name}"), src, defines));
         // f32 erf_inv: Nx's own single-precision formula in double (f64_erf_inv starts
-        // from it and iterates to the exact value).
+        // from it and iterates to the exact value). The trigonometric functions keep
+        // the double-double library (their argument reduction needs it); the others
+        // run in plain double (shaders/common/math32x.glsl, F32X).
+        let mut defines = vec!["CT_F32".to_string(), "EXACT_VIA_F64".to_string()];
         let f32_function = match function {
-            "f64_erf_inv" => "f64_erf_inv_giles",
-            f => f,
+            "f64_erf_inv" => "f64_erf_inv_giles".to_string(),
+            "f64_sin" | "f64_cos" | "f64_tan" | "f64_atan2" => function.to_string(),
+            f => {
+                defines.push("F32X".to_string());
+                f.replace("f64_", "f32x_")
+            }
         };
-        let defines = vec![
-            "CT_F32".to_string(),
-            "EXACT_VIA_F64".to_string(),
-            format!("F64_MATH_OP={op}"),
-            format!("F64_MATH_FN={f32_function}"),
-        ];
+        defines.push(format!("F64_MATH_OP={op}"));
+        defines.push(format!("F64_MATH_FN={f32_function}"));
         v.push((format!("f32_math_{name}"), src, defines));
     }
     v

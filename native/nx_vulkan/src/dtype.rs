@@ -25,6 +25,14 @@ pub enum DType {
     F8,
     /// 8-bit float E4M3FN (bias 7, no infinities, only S.1111.111 is NaN).
     F8E4M3FN,
+    /// Sub-byte integers (Nx's `:u2`, `:u4`, `:s2`, `:s4`): one byte per element on the
+    /// device (signed ones sign-extended), every store wrapping to the type's bits as
+    /// Nx's bitstrings do; Nx's binaries (packed, first element in the high bits) are
+    /// unpacked on upload and packed on download.
+    U2,
+    U4,
+    S2,
+    S4,
 }
 
 /// The type a kernel computes in (the `CT_*` define of the shaders).
@@ -43,7 +51,7 @@ pub enum Compute {
 }
 
 /// Every storable type, in code order.
-pub const ALL_DTYPES: [DType; 16] = [
+pub const ALL_DTYPES: [DType; 20] = [
     DType::U8,
     DType::U16,
     DType::U32,
@@ -60,6 +68,10 @@ pub const ALL_DTYPES: [DType; 16] = [
     DType::C128,
     DType::F8,
     DType::F8E4M3FN,
+    DType::U2,
+    DType::U4,
+    DType::S2,
+    DType::S4,
 ];
 
 impl DType {
@@ -72,6 +84,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::U8 | DType::S8 | DType::F8 | DType::F8E4M3FN => 1,
+            DType::U2 | DType::U4 | DType::S2 | DType::S4 => 1,
             DType::U16 | DType::S16 | DType::F16 | DType::BF16 => 2,
             DType::U32 | DType::S32 | DType::F32 => 4,
             DType::U64 | DType::S64 | DType::F64 | DType::C64 => 8,
@@ -79,9 +92,32 @@ impl DType {
         }
     }
 
-    /// Bits per element.
+    /// Bits per element in Nx (2 or 4 for the sub-byte types, stored in a byte each).
     pub fn bits(self) -> usize {
-        self.size() * 8
+        match self {
+            DType::U2 | DType::S2 => 2,
+            DType::U4 | DType::S4 => 4,
+            t => t.size() * 8,
+        }
+    }
+
+    /// True for u2, u4, s2 and s4.
+    pub fn is_sub_byte(self) -> bool {
+        self.bits() < 8
+    }
+
+    /// An integer wrapped to this integer type's bits (two's complement), as Nx stores
+    /// it; other types return it unchanged.
+    pub fn wrap_int(self, v: i128) -> i128 {
+        if !self.is_int() || self.bits() >= 128 {
+            return v;
+        }
+        let shift = 128 - self.bits() as u32;
+        if self.is_signed_int() {
+            (v << shift) >> shift
+        } else {
+            ((v << shift) as u128 >> shift) as i128
+        }
     }
 
     /// Nx's short name, such as `"f32"`.
@@ -103,22 +139,20 @@ impl DType {
             DType::C128 => "c128",
             DType::F8 => "f8",
             DType::F8E4M3FN => "f8_e4m3fn",
+            DType::U2 => "u2",
+            DType::U4 => "u4",
+            DType::S2 => "s2",
+            DType::S4 => "s4",
         }
     }
 
-    /// Parses Nx's short name. Types the engine cannot store yet (sub-byte integers)
-    /// are an [`Error::Unsupported`].
+    /// Parses Nx's short name.
     pub fn parse(name: &str) -> Result<DType> {
         ALL_DTYPES
             .iter()
             .copied()
             .find(|t| t.name() == name)
-            .ok_or_else(|| match name {
-                "u2" | "u4" | "s2" | "s4" => Error::Unsupported(format!(
-                    "element type {name} is not supported on Vulkan yet"
-                )),
-                _ => Error::InvalidArgument(format!("unknown element type {name:?}")),
-            })
+            .ok_or_else(|| Error::InvalidArgument(format!("unknown element type {name:?}")))
     }
 
     /// True for f8, f8_e4m3fn, f16, bf16, f32 and f64.
@@ -151,7 +185,10 @@ impl DType {
 
     /// True for the signed integer types.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, DType::S8 | DType::S16 | DType::S32 | DType::S64)
+        matches!(
+            self,
+            DType::S2 | DType::S4 | DType::S8 | DType::S16 | DType::S32 | DType::S64
+        )
     }
 
     /// The class a kernel computes this type in.
@@ -159,8 +196,8 @@ impl DType {
         match self {
             DType::F8 | DType::F8E4M3FN | DType::F16 | DType::BF16 | DType::F32 => Compute::F32,
             DType::F64 => Compute::F64,
-            DType::S8 | DType::S16 | DType::S32 => Compute::I32,
-            DType::U8 | DType::U16 | DType::U32 => Compute::U32,
+            DType::S2 | DType::S4 | DType::S8 | DType::S16 | DType::S32 => Compute::I32,
+            DType::U2 | DType::U4 | DType::U8 | DType::U16 | DType::U32 => Compute::U32,
             DType::S64 => Compute::I64,
             DType::U64 => Compute::U64,
             DType::C64 => Compute::C64,
@@ -195,7 +232,7 @@ impl DType {
             (false, false) => {
                 let (sa, sb) = (a.is_signed_int(), b.is_signed_int());
                 if sa == sb {
-                    if a.size() >= b.size() {
+                    if a.bits() >= b.bits() {
                         a
                     } else {
                         b
@@ -203,11 +240,11 @@ impl DType {
                 } else {
                     let (s, u) = if sa { (a, b) } else { (b, a) };
                     // Signed must hold the unsigned: grow to twice the unsigned's width.
-                    let need = (u.size() * 2).max(s.size());
-                    match need {
-                        1 => S8,
-                        2 => S16,
-                        4 => S32,
+                    match (u.bits() * 2).max(s.bits()) {
+                        4 => S4,
+                        8 => S8,
+                        16 => S16,
+                        32 => S32,
                         _ => S64,
                     }
                 }
@@ -254,11 +291,16 @@ impl Compute {
     }
 
     /// The class that can hold a conversion between `from` and `to` exactly.
-    /// Any f64 involved computes in f64; otherwise a 64-bit integer on either side
-    /// computes in 64-bit integers; otherwise the output's class.
+    /// Any f64 involved computes in f64; a float to an integer of at most 16 bits in
+    /// f32; otherwise a 64-bit integer on either side computes in 64-bit integers;
+    /// otherwise the output's class.
     pub fn for_conversion(from: DType, to: DType) -> Compute {
         if from == DType::F64 || to == DType::F64 {
             Compute::F64
+        } else if from.is_float() && to.is_int() && to.bits() <= 16 {
+            // Through f32, so an infinity reaches the store as one and saturates to the
+            // narrow type's range (Nx: as_type(inf, :s8) = 127), not to s32's and wrapped.
+            Compute::F32
         } else if matches!(from, DType::S64 | DType::U64) {
             from.compute()
         } else {
@@ -276,7 +318,8 @@ mod tests {
         for t in ALL_DTYPES {
             assert_eq!(DType::parse(t.name()).unwrap(), t);
         }
-        assert!(matches!(DType::parse("u2"), Err(Error::Unsupported(_))));
+        assert_eq!(DType::parse("u2").unwrap(), DType::U2);
+        assert!(matches!(DType::parse("u3"), Err(Error::InvalidArgument(_))));
         assert!(matches!(DType::parse("x9"), Err(Error::InvalidArgument(_))));
     }
 
@@ -294,5 +337,21 @@ mod tests {
         assert_eq!(DType::merge(F32, C64), C64);
         assert_eq!(DType::merge(F64, C64), C128);
         assert_eq!(DType::merge(C64, C128), C128);
+        assert_eq!(DType::merge(U2, S2), S4);
+        assert_eq!(DType::merge(U4, S4), S8);
+        assert_eq!(DType::merge(U4, U2), U4);
+        assert_eq!(DType::merge(S2, U8), S16);
+        assert_eq!(DType::merge(S4, F16), F16);
+    }
+
+    #[test]
+    fn sub_byte_values_wrap_to_their_bits() {
+        assert_eq!(DType::U2.wrap_int(5), 1);
+        assert_eq!(DType::U4.wrap_int(-1), 15);
+        assert_eq!(DType::S2.wrap_int(2), -2);
+        assert_eq!(DType::S4.wrap_int(8), -8);
+        assert_eq!(DType::S4.wrap_int(-9), 7);
+        assert_eq!(DType::U8.wrap_int(256), 0);
+        assert_eq!(DType::S64.wrap_int(-5), -5);
     }
 }

@@ -13,6 +13,7 @@ mod exec_progress;
 pub mod kernels;
 pub mod memory;
 pub mod ops;
+pub mod sub_byte;
 pub mod tensor;
 
 // Not in the crate's own unit-test binary: the NIF API (`enif_*`) only exists in the BEAM.

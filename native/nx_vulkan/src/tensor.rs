@@ -4,6 +4,7 @@ use crate::dtype::DType;
 use crate::engine::engine;
 use crate::error::{Error, Result};
 use crate::memory::{Block, HostAccess, Kind};
+use crate::sub_byte;
 use std::sync::Arc;
 
 /// Reads of at most this many bytes come straight from uncached device memory (a PCIe
@@ -77,8 +78,38 @@ impl Tensor {
             )));
         }
         let t = Tensor::empty(shape, dtype)?;
-        t.write_bytes(bytes)?;
+        if dtype.is_sub_byte() {
+            t.write_bytes(&sub_byte::canonical(dtype, bytes))?;
+        } else {
+            t.write_bytes(bytes)?;
+        }
         Ok(t)
+    }
+
+    /// A tensor from Nx's binary of it: the storage bytes, but for the sub-byte types,
+    /// whose binaries are packed bitstrings (see [`crate::sub_byte`]).
+    pub fn from_binary(shape: &[usize], dtype: DType, bytes: &[u8]) -> Result<Tensor> {
+        if !dtype.is_sub_byte() {
+            return Tensor::from_bytes(shape, dtype, bytes);
+        }
+        let storage = sub_byte::unpack(dtype, bytes, numel(shape)?)?;
+        Tensor::from_bytes(shape, dtype, &storage)
+    }
+
+    /// The first `limit` bytes (or all) of Nx's binary of the tensor: the storage bytes,
+    /// packed for the sub-byte types. Waits for the batches that write it.
+    pub fn to_binary(&self, limit: Option<usize>) -> Result<Vec<u8>> {
+        let all = sub_byte::binary_len(self.dtype, self.numel());
+        let len = limit.map_or(all, |l| l.min(all));
+        if !self.dtype.is_sub_byte() {
+            let mut v = vec![0u8; len];
+            self.read_into(&mut v)?;
+            return Ok(v);
+        }
+        let elems = (len * 8 / self.dtype.bits()).min(self.numel());
+        let mut storage = vec![0u8; elems];
+        self.read_into(&mut storage)?;
+        Ok(sub_byte::pack(self.dtype, &storage))
     }
 
     /// Writes `bytes` at the start of a tensor no batch has used yet.

@@ -116,6 +116,25 @@ fn integers_to_floats_round_to_nearest_even() {
 }
 
 #[test]
+fn float_infinities_saturate_to_the_integer_type() {
+    // Nx.Type.max_finite_binary / min_finite_binary of the output type; NaN is 0.
+    let v = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -7.9];
+    let got: Vec<i8> = convert(&v, DType::F32, DType::S8);
+    assert_eq!(got, vec![127, -128, 0, -7], "f32 -> s8");
+    let got: Vec<u8> = convert(&v, DType::F32, DType::U8);
+    assert_eq!(got, vec![255, 0, 0, 249], "f32 -> u8");
+    let got: Vec<i16> = convert(&v, DType::F32, DType::S16);
+    assert_eq!(got, vec![32767, -32768, 0, -7], "f32 -> s16");
+    let got: Vec<u16> = convert(&v, DType::F32, DType::U16);
+    assert_eq!(got, vec![65535, 0, 0, 65529], "f32 -> u16");
+    let got: Vec<i32> = convert(&v, DType::F32, DType::S32);
+    assert_eq!(got, vec![i32::MAX, i32::MIN, 0, -7], "f32 -> s32");
+    let w = [f64::INFINITY, f64::NEG_INFINITY, -7.9];
+    let got: Vec<i8> = convert(&w, DType::F64, DType::S8);
+    assert_eq!(got, vec![127, -128, -7], "f64 -> s8");
+}
+
+#[test]
 fn f32_to_f16_and_bf16_round_to_nearest_even() {
     let mut rng = Rng::new(32);
     let mut v: Vec<f32> = vec![

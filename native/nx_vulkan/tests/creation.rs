@@ -45,6 +45,11 @@ fn expected_elem(v: Scalar, dtype: DType) -> Vec<u8> {
         // The bit helpers are checked against Nx's constants in their own tests.
         DType::F8 => vec![f32_to_f8_bits(float(v) as f32)],
         DType::F8E4M3FN => vec![f32_to_f8e4m3_bits(float(v) as f32)],
+        // One byte per element: the low bits, sign-extended for the signed types.
+        DType::U2 => vec![(int(v) & 3) as u8],
+        DType::U4 => vec![(int(v) & 15) as u8],
+        DType::S2 => vec![((int(v) as i8) << 6 >> 6) as u8],
+        DType::S4 => vec![((int(v) as i8) << 4 >> 4) as u8],
     }
 }
 
@@ -53,6 +58,10 @@ fn edge_values(dtype: DType) -> Vec<Scalar> {
     use Scalar::*;
     match dtype {
         DType::U8 => vec![Int(0), Int(1), Int(255), Int(256), Int(-1), Float(200.9)],
+        DType::U2 => vec![Int(3), Int(4), Int(-1), Float(2.9)],
+        DType::U4 => vec![Int(15), Int(16), Int(-1), Float(9.5)],
+        DType::S2 => vec![Int(1), Int(2), Int(-3), Int(-2)],
+        DType::S4 => vec![Int(7), Int(8), Int(-9), Float(-3.7)],
         DType::S8 => vec![Int(-128), Int(127), Int(128), Int(-129), Float(-3.7)],
         DType::U16 => vec![Int(65535), Int(65536), Int(-2), Int(12345)],
         DType::S16 => vec![Int(-32768), Int(32767), Int(40000), Int(-7)],

@@ -146,7 +146,7 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
             },
         ))?),
         "from_binary" => match &a[0] {
-            Arg::Bytes(b) => exact(engine(Tensor::from_bytes(
+            Arg::Bytes(b) => exact(engine(Tensor::from_binary(
                 &out_shape,
                 out_ty,
                 &golden::b64(b),
@@ -425,7 +425,7 @@ fn nx_golden() {
                 }
                 Ok((ours, tol, k)) => {
                     let ty = dtype(&want.ty).ok().unwrap();
-                    let bytes = ours.to_bytes().expect("download");
+                    let bytes = ours.to_binary(None).expect("download");
                     let shape_ok = ours.shape == want.shape && ours.dtype == ty;
                     match (
                         shape_ok,

@@ -44,7 +44,7 @@ fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
     let t = dtype("from_binary", &ty)?;
-    out("from_binary", Tensor::from_bytes(&shp, t, data.as_slice()))
+    out("from_binary", Tensor::from_binary(&shp, t, data.as_slice()))
 }
 
 /// An uninitialised byte buffer (`Nx.Vulkan.NativeV.buf_alloc/1`).
@@ -56,10 +56,17 @@ fn t_alloc(bytes: usize) -> NifOut<Ref> {
     )
 }
 
-/// The first `limit` bytes (or all) of a tensor. Waits for the work that writes it.
+/// The first `limit` bytes (or all) of Nx's binary of a tensor (packed for u2/u4/s2/s4).
+/// Waits for the work that writes it.
 #[rustler::nif(schedule = "DirtyIo")]
 fn t_to_binary<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
     let t = get("to_binary", &r)?;
+    if t.dtype.is_sub_byte() {
+        let packed = wrap("to_binary", t.to_binary(limit))?;
+        let mut bin = OwnedBinary::new(packed.len());
+        bin.as_mut_slice().copy_from_slice(&packed);
+        return Ok(bin.release(env));
+    }
     let n = limit.map_or(t.nbytes() as usize, |l| l.min(t.nbytes() as usize));
     let mut bin = OwnedBinary::new(n);
     wrap("to_binary", t.read_into(bin.as_mut_slice()))?;

@@ -116,6 +116,7 @@ pub fn scalar_bytes(v: Scalar, dtype: DType) -> Vec<u8> {
     };
     match dtype {
         DType::U8 | DType::S8 => vec![as_int(v) as u8],
+        DType::U2 | DType::U4 | DType::S2 | DType::S4 => vec![dtype.wrap_int(as_int(v)) as u8],
         DType::F8 => vec![f32_to_f8_bits(as_f64(v) as f32)],
         DType::F8E4M3FN => vec![f32_to_f8e4m3_bits(as_f64(v) as f32)],
         DType::U16 | DType::S16 => (as_int(v) as u16).to_le_bytes().to_vec(),

@@ -226,8 +226,9 @@ impl UnaryOp {
             .expect("every op is listed")
     }
 
-    /// Transcendental functions: on f64 they come from the double-double library, one
-    /// module per function (`Kernel::F64Math`, listed in build/shaders.rs).
+    /// Transcendental functions (and rsqrt, Nx's 1 / sqrt(x) rounded twice): on f64 they
+    /// come from the library, one module per function (`Kernel::F64Math`, listed in
+    /// build/shaders.rs).
     fn is_transcendental(self) -> bool {
         use UnaryOp::*;
         matches!(
@@ -248,6 +249,7 @@ impl UnaryOp {
                 | Asinh
                 | Acosh
                 | Atanh
+                | Rsqrt
                 | Cbrt
                 | Erf
                 | Erfc
@@ -258,7 +260,7 @@ impl UnaryOp {
     fn kernel(self, c: Compute) -> Kernel {
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
-        } else if c == Compute::F32 && self.is_transcendental() && f32_via_f64(self.name()) {
+        } else if c == Compute::F32 && self.is_transcendental() && f32_via_f64() {
             Kernel::F32ViaF64(self.name())
         } else {
             Kernel::Unary(c)
@@ -338,7 +340,7 @@ pub fn binary(
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
     let kernel = match (op, compute) {
         (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if f32_via_f64(op.name()) => {
+        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if f32_via_f64() => {
             Kernel::F32ViaF64(op.name())
         }
         _ => Kernel::Binary(compute),

@@ -69,23 +69,20 @@ pub(crate) fn device_has_f64() -> bool {
     engine().is_ok_and(|e| e.info().f64)
 }
 
-/// Whether the f32 (f16, bf16) math function `name` goes through the f64 library,
-/// rounded once to f32 (Nx.BinaryBackend's values: it computes in double). Only on
-/// devices with f64, and by `NX_VULKAN_F32_MATH`:
-/// - default: pow, atan2, sin, cos and tan, whose driver built-ins are wrong beyond
-///   rounding (3^2 = 9.0000005 through exp2/log2; NVIDIA's sin(8388609) = 0);
-/// - `exact`: every function (about 7x slower for exp-heavy work such as softmax on the
-///   H200, whose f64 runs at half the f32 rate: the library is double-double);
-/// - `native`: none (the drivers' built-ins everywhere, within Vulkan's precision).
-pub(crate) fn f32_via_f64(name: &str) -> bool {
+/// Whether f32 (f16, bf16) math functions are computed in double and rounded
+/// once to f32 (Nx.BinaryBackend's values: it computes in double). Only on devices with
+/// f64, and by `NX_VULKAN_F32_MATH`:
+/// - default (or `exact`): every function. sin, cos, tan and atan2 use the double-double
+///   library (exact argument reduction), the others plain double
+///   (shaders/common/math32x.glsl), which costs about what the f32 built-ins cost where
+///   f64 is fast;
+/// - `native`: none (the drivers' built-ins everywhere, within Vulkan's precision: exp
+///   (3 + 2|x|) ulp, pow through exp2/log2 gives 3^2 = 9.0000005, NVIDIA's
+///   sin(8388609) = 0). For GPUs with slow f64 that can live with it.
+pub(crate) fn f32_via_f64() -> bool {
     static MODE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let mode = MODE.get_or_init(|| std::env::var("NX_VULKAN_F32_MATH").unwrap_or_default());
-    let wanted = match mode.as_str() {
-        "exact" => true,
-        "native" => false,
-        _ => matches!(name, "pow" | "atan2" | "sin" | "cos" | "tan"),
-    };
-    wanted && device_has_f64()
+    mode != "native" && device_has_f64()
 }
 
 /// The class an f32 (or f16/bf16) accumulation runs in: f64 where the device has it, as

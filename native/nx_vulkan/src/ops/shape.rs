@@ -262,12 +262,17 @@ pub fn pad(
 
 /// Nx `bitcast`: the same bytes read as another type of the same width (metadata only).
 pub fn bitcast(t: &Tensor, to: DType) -> Result<Tensor> {
-    if to.size() != t.dtype.size() {
+    if to.bits() != t.dtype.bits() {
         return Err(crate::invalid!(
             "bitcast: {} and {} differ in width",
             t.dtype.name(),
             to.name()
         ));
+    }
+    if to.is_sub_byte() && to != t.dtype {
+        // u4 <-> s4 (u2 <-> s2): the same bits, but the device stores signed ones
+        // sign-extended; an integer conversion wraps exactly as the bitcast reads.
+        return super::elementwise::as_type(t, to);
     }
     Ok(Tensor {
         block: t.block.clone(),

@@ -76,7 +76,7 @@ pub fn dtype(name: &str) -> Result<DType, Skip> {
 /// Uploads a corpus tensor.
 pub fn upload(t: &GTensor) -> Result<Tensor, Skip> {
     let ty = dtype(&t.ty)?;
-    Ok(Tensor::from_bytes(&t.shape, ty, &b64(&t.data)).expect("upload"))
+    Ok(Tensor::from_binary(&t.shape, ty, &b64(&t.data)).expect("upload"))
 }
 
 /// A number (JSON int, float, or tagged special float).

@@ -1,0 +1,266 @@
+// f32 math in plain double: the f32 (f16, bf16) modules of the f64 library
+// (`f32_math_*`, EXACT_VIA_F64) call these instead of the double-double functions of
+// math64*.glsl. Arguments are f32 values; results are doubles within a few double ulps
+// (2^-50 relative), which the caller rounds once to f32. That gives Nx.BinaryBackend's
+// f32 values (it computes in double and rounds once) for all but arguments whose exact
+// result lies within ~2^-50 of an f32 rounding boundary, at a fraction of the cost of
+// double-double (roughly the cost of the f32 built-ins on GPUs with fast f64).
+//
+// Series are from the definitions (as in math64.glsl); ranges are cut where an f32
+// result is already decided (exp overflows f32 above 89, erf rounds to 1 beyond 4, ...).
+
+// ln 2 in two parts: LN2_HI has 32 significant bits, so k * LN2_HI is exact for |k| < 2^21.
+const double LN2_HI = 6.93147180369123816490e-01lf;
+const double LN2_LO = 1.90821492927058770002e-10lf;
+const double X_PIO2 = 1.5707963267948966lf;
+const double X_2_OVER_SQRTPI = 1.1283791670955126lf;
+const double X_1_OVER_SQRTPI = 0.5641895835477563lf;
+
+// e^r - 1 for |r| <= 0.35: r + r^2 (1/2! + r/3! + ... + r^12/14!); the next term is
+// below 2^-58 r.
+double x_expm1_small(double r) {
+    double p = INV_FACT[12].x;
+    [[unroll]] for (int i = 11; i >= 0; i--) p = p * r + INV_FACT[i].x;
+    return r + (r * r) * p;
+}
+
+// e^r for |r| <= 0.35: 1 + r + ... + r^11/11!; the next term is below 2^-47 (an f32
+// result needs ~2^-40).
+double x_exp_small(double r) {
+    double p = INV_FACT[9].x;
+    [[unroll]] for (int i = 8; i >= 0; i--) p = p * r + INV_FACT[i].x;
+    return 1.0lf + r + (r * r) * p;
+}
+
+double f32x_exp(double x) {
+    if (isnan(x)) return x;
+    if (x > 100.0lf) return f64_inf();  // beyond f32's range (e^88.73 overflows)
+    if (x < -200.0lf) return 0.0lf;  // below half of f32's least subnormal
+    // k = round(x / ln 2) by the 1.5 * 2^52 shift: k sits in the sum's low word, so
+    // neither a rounding instruction nor a double-to-int conversion is needed.
+    // (dd_one: NVIDIA's compiler would fold (a + c) - c to a; see dd.glsl.)
+    precise double shifted = x * INV_LN2 + 6755399441055744.0lf;
+    precise double k = shifted * dd_one - 6755399441055744.0lf;
+    int ki = int(unpackDouble2x32(shifted).x);
+    double r = (x - k * LN2_HI) - k * LN2_LO;
+    return x_exp_small(r) * packDouble2x32(uvec2(0u, uint(ki + 1023) << 20));
+}
+
+double f32x_expm1(double x) {
+    if (isnan(x) || x == 0.0lf) return x;  // keeps -0
+    if (abs(x) <= 0.35lf) return x_expm1_small(x);
+    if (x < -40.0lf) return -1.0lf;
+    return f32x_exp(x) - 1.0lf;  // e^x - 1 loses under 2 bits here
+}
+
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: 2 atanh(s), s = f / (2 + f), as
+// 2s (1 + s^2/3 + ... + s^20/21); s^2 <= 0.0295, so the next term is below 2^-56.
+double x_log1p_small(double f) {
+    double s = f / (2.0lf + f);
+    double s2 = s * s;
+    double q = INV_ODD[9].x;
+    [[unroll]] for (int i = 8; i >= 0; i--) q = q * s2 + INV_ODD[i].x;
+    return 2.0lf * s + (2.0lf * s) * s2 * q;
+}
+
+// log(x) for finite x > 0.
+double x_log_positive(double x) {
+    int e;
+    double m = frexp(x, e);  // x = m 2^e, m in [0.5, 1)
+    if (m < 0.7071067811865476lf) {
+        m *= 2.0lf;
+        e -= 1;
+    }
+    double de = double(e);
+    return de * LN2_HI + (x_log1p_small(m - 1.0lf) + de * LN2_LO);
+}
+
+double f32x_log(double x) {
+    if (isnan(x) || (isinf(x) && x > 0.0lf)) return x;
+    if (x < 0.0lf) return f64_nan();
+    if (x == 0.0lf) return -f64_inf();
+    return x_log_positive(x);
+}
+
+double f32x_log1p(double x) {
+    if (isnan(x) || x == 0.0lf || (isinf(x) && x > 0.0lf)) return x;
+    if (x < -1.0lf) return f64_nan();
+    if (x == -1.0lf) return -f64_inf();
+    if (x > -0.2928932188134524lf && x < 0.41421356237309503lf) return x_log1p_small(x);
+    return x_log_positive(1.0lf + x);  // 1 + x off by 2^-53 relative: log off by 2^-53
+}
+
+double f32x_sigmoid(double x) {
+    if (isnan(x)) return x;
+    if (x < -40.0lf) return f32x_exp(x);  // e^x / (1 + e^x) = e^x (1 - e^x), e^x < 2^-57
+    return 1.0lf / (1.0lf + f32x_exp(-x));
+}
+
+double f32x_tanh(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    if (a > 22.0lf) return f64_copysign(1.0lf, x);
+    double e = f32x_expm1(-2.0lf * a);
+    return f64_copysign(-e / (e + 2.0lf), x);
+}
+
+double f32x_sinh(double x) {
+    if (isnan(x) || isinf(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    double r;
+    if (a < 1.0lf) {
+        double e = f32x_expm1(a);
+        r = 0.5lf * (e + e / (e + 1.0lf));
+    } else {
+        double e = f32x_exp(a);
+        r = 0.5lf * (e - 1.0lf / e);
+    }
+    return f64_copysign(r, x);
+}
+
+double f32x_cosh(double x) {
+    if (isnan(x)) return x;
+    double e = f32x_exp(abs(x));
+    return 0.5lf * (e + 1.0lf / e);
+}
+
+double f32x_asinh(double x) {
+    if (isnan(x) || isinf(x) || abs(x) < 3.7252902984e-09lf) return x;  // below 2^-28
+    double a = abs(x);
+    double r;
+    if (a > 268435456.0lf) {
+        r = x_log_positive(a) + LN2_HI + LN2_LO;  // log(2a)
+    } else {
+        double t = a * a;  // exact for an f32 a
+        r = f32x_log1p(a + t / (1.0lf + sqrt(1.0lf + t)));
+    }
+    return f64_copysign(r, x);
+}
+
+double f32x_acosh(double x) {
+    if (isnan(x)) return x;
+    if (x < 1.0lf) return f64_nan();
+    if (isinf(x)) return x;
+    if (x > 268435456.0lf) return x_log_positive(x) + LN2_HI + LN2_LO;
+    double t = x - 1.0lf;  // exact for an f32 x
+    return f32x_log1p(t + sqrt(t * (x + 1.0lf)));
+}
+
+double f32x_atanh(double x) {
+    if (isnan(x) || abs(x) < 3.7252902984e-09lf) return x;
+    double a = abs(x);
+    if (a > 1.0lf) return f64_nan();
+    if (a == 1.0lf) return f64_copysign(f64_inf(), x);
+    return f64_copysign(0.5lf * f32x_log1p(2.0lf * a / (1.0lf - a)), x);
+}
+
+// atan(a) for a >= 0 (a may be inf): pi/2 - atan(1/a) above 1, then three halvings
+// t -> t / (1 + sqrt(1 + t^2)) to t <= tan(pi/32), then 8 (t - t^3/3 + ... + t^17/17).
+double x_atan_positive(double a) {
+    bool inv = a > 1.0lf;
+    double t = inv ? 1.0lf / a : a;
+    [[unroll]] for (int i = 0; i < 3; i++) t = t / (1.0lf + sqrt(1.0lf + t * t));
+    double t2 = t * t;
+    double q = INV_ODD[7].x;
+    [[unroll]] for (int i = 6; i >= 0; i--) q = -q * t2 + INV_ODD[i].x;
+    double r = 8.0lf * (t - t * t2 * q);
+    return inv ? X_PIO2 - r : r;
+}
+
+double f32x_atan(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    return f64_copysign(x_atan_positive(abs(x)), x);
+}
+
+double f32x_asin(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    if (a > 1.0lf) return f64_nan();
+    // (1 - a)(1 + a) is exact for an f32 a; at a = 1 the quotient is inf: pi/2.
+    return f64_copysign(x_atan_positive(a / sqrt((1.0lf - a) * (1.0lf + a))), x);
+}
+
+double f32x_acos(double x) {
+    if (isnan(x)) return x;
+    if (abs(x) > 1.0lf) return f64_nan();
+    return 2.0lf * x_atan_positive(sqrt((1.0lf - x) / (1.0lf + x)));
+}
+
+// Nx's rsqrt in double: 1 / sqrt(x), rounded once more to f32.
+double f32x_rsqrt(double x) {
+    return 1.0lf / sqrt(x);
+}
+
+double f32x_cbrt(double x) {
+    if (x == 0.0lf || isnan(x) || isinf(x)) return x;
+    double a = abs(x);
+    // a = v * 2^(3q) with v in [1, 8): the cube root is cbrt(v) * 2^q.
+    int e = dd_exponent(a);
+    int q = e >= 0 ? e / 3 : -((2 - e) / 3);
+    double v = a * dd_pow2(-3 * q);
+    double y = double(pow(float(v), 1.0 / 3.0));  // ~2^-22
+    [[unroll]] for (int i = 0; i < 2; i++) y -= (y * y * y - v) / (3.0lf * y * y);
+    return f64_copysign(y * dd_pow2(q), x);
+}
+
+// erf(x) for |x| < 2: 2/sqrt(pi) e^(-x^2) sum_n 2^n x^(2n+1) / (1 3 5 ... (2n+1)), the
+// series without cancellation (x^2 is exact for an f32 x).
+double x_erf_series(double x) {
+    double x2 = x * x;
+    double t = x;
+    double s = x;
+    [[dont_unroll]] for (int n = 1; n < 200; n++) {
+        t *= 2.0lf * x2 / double(2 * n + 1);
+        s += t;
+        if (abs(t) <= abs(s) * 1.0e-17lf) break;
+    }
+    return X_2_OVER_SQRTPI * s * f32x_exp(-x2);
+}
+
+// erfc(x) for x >= 2: e^(-x^2) / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + ...))),
+// 60 terms (relative error below 2^-53 from x = 2 on).
+double x_erfc_fraction(double x) {
+    double f = x;
+    [[dont_unroll]] for (int n = 60; n >= 1; n--) f = x + 0.5lf * double(n) / f;
+    return X_1_OVER_SQRTPI * f32x_exp(-x * x) / f;
+}
+
+double f32x_erf(double x) {
+    if (isnan(x) || x == 0.0lf) return x;
+    double a = abs(x);
+    if (a >= 4.5lf) return f64_copysign(1.0lf, x);  // 1 - erf(4.5) = 2e-10 rounds away
+    if (a < 2.0lf) return x_erf_series(x);
+    return f64_copysign(1.0lf - x_erfc_fraction(a), x);
+}
+
+double f32x_erfc(double x) {
+    if (isnan(x)) return x;
+    if (x < -4.5lf) return 2.0lf;  // 2 - erfc(4.5) rounds to 2 (also for -inf)
+    if (x <= -2.0lf) return 2.0lf - x_erfc_fraction(-x);
+    if (x < 2.0lf) return 1.0lf - x_erf_series(x);
+    if (x > 10.5lf) return 0.0lf;  // erfc(10.5) ~ 7e-50 is below f32's subnormals
+    return x_erfc_fraction(x);
+}
+
+// pow with C99 semantics (as f64_pow), the magnitude as exp(b log|a|) in double: for a
+// finite f32 result |b log a| < 104, so the product is off by under 2^-46 absolute.
+double f32x_pow(double a, double b) {
+    if (b == 0.0lf || a == 1.0lf) return 1.0lf;
+    if (isnan(a) || isnan(b)) return a + b;
+    double m = abs(a);
+    if (isinf(b)) {
+        if (m == 1.0lf) return 1.0lf;
+        return ((m > 1.0lf) == (b > 0.0lf)) ? f64_inf() : 0.0lf;
+    }
+    bool integral = floor(b) == b;
+    bool odd = integral && mod(abs(b), 2.0lf) == 1.0lf;
+    bool neg = (unpackDouble2x32(a).y >> 31) != 0u;
+    double r;
+    if (m == 0.0lf) r = b > 0.0lf ? 0.0lf : f64_inf();
+    else if (isinf(m)) r = b > 0.0lf ? f64_inf() : 0.0lf;
+    else {
+        if (neg && !integral) return f64_nan();
+        r = f32x_exp(b * x_log_positive(m));
+    }
+    return (neg && odd) ? -r : r;
+}
