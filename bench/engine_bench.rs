@@ -370,10 +370,12 @@ fn main() {
     let large = args.iter().any(|a| a == "--large");
     let e = engine().unwrap();
     println!(
-        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\"}}",
+        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\",\"f64\":{},\"denorm_preserve_f32\":{}}}",
         e.info().name,
         e.info().device_type,
-        e.info().driver
+        e.info().driver,
+        e.info().f64,
+        e.info().denorm_preserve_f32
     );
     if args.iter().any(|a| a == "--tiny") {
         // For NX_VULKAN_TRACE=1: a few round trips whose submits and waits the trace times.

@@ -19,16 +19,37 @@ const double X_1_OVER_SQRTPI = 0.5641895835477563lf;
 // e^r - 1 for |r| <= 0.35: r + r^2 (1/2! + r/3! + ... + r^12/14!); the next term is
 // below 2^-58 r.
 double x_expm1_small(double r) {
-    double p = INV_FACT[12].x;
-    [[unroll]] for (int i = 11; i >= 0; i--) p = p * r + INV_FACT[i].x;
+    double p = 1.1470745597729725e-11lf;  // 1/14!
+    p = p * r + 1.6059043836821613e-10lf;
+    p = p * r + 2.08767569878681e-09lf;
+    p = p * r + 2.505210838544172e-08lf;
+    p = p * r + 2.755731922398589e-07lf;
+    p = p * r + 2.7557319223985893e-06lf;
+    p = p * r + 2.48015873015873e-05lf;
+    p = p * r + 1.984126984126984e-04lf;
+    p = p * r + 1.388888888888889e-03lf;
+    p = p * r + 8.333333333333333e-03lf;
+    p = p * r + 4.1666666666666664e-02lf;
+    p = p * r + 1.6666666666666666e-01lf;
+    p = p * r + 0.5lf;  // 1/2!
     return r + (r * r) * p;
 }
 
 // e^r for |r| <= 0.35: 1 + r + ... + r^11/11!; the next term is below 2^-47 (an f32
 // result needs ~2^-40).
+// (Coefficients written out, not read from math64.glsl's tables: a driver that keeps
+// a table as a per-thread array pays for it in every invocation.)
 double x_exp_small(double r) {
-    double p = INV_FACT[9].x;
-    [[unroll]] for (int i = 8; i >= 0; i--) p = p * r + INV_FACT[i].x;
+    double p = 2.505210838544172e-08lf;  // 1/11!
+    p = p * r + 2.755731922398589e-07lf;
+    p = p * r + 2.7557319223985893e-06lf;
+    p = p * r + 2.48015873015873e-05lf;
+    p = p * r + 1.984126984126984e-04lf;
+    p = p * r + 1.388888888888889e-03lf;
+    p = p * r + 8.333333333333333e-03lf;
+    p = p * r + 4.1666666666666664e-02lf;
+    p = p * r + 1.6666666666666666e-01lf;
+    p = p * r + 0.5lf;  // 1/2!
     return 1.0lf + r + (r * r) * p;
 }
 
@@ -58,8 +79,16 @@ double f32x_expm1(double x) {
 double x_log1p_small(double f) {
     double s = f / (2.0lf + f);
     double s2 = s * s;
-    double q = INV_ODD[9].x;
-    [[unroll]] for (int i = 8; i >= 0; i--) q = q * s2 + INV_ODD[i].x;
+    double q = 1.0lf / 21.0lf;
+    q = q * s2 + 1.0lf / 19.0lf;
+    q = q * s2 + 1.0lf / 17.0lf;
+    q = q * s2 + 1.0lf / 15.0lf;
+    q = q * s2 + 1.0lf / 13.0lf;
+    q = q * s2 + 1.0lf / 11.0lf;
+    q = q * s2 + 1.0lf / 9.0lf;
+    q = q * s2 + 1.0lf / 7.0lf;
+    q = q * s2 + 1.0lf / 5.0lf;
+    q = q * s2 + 1.0lf / 3.0lf;
     return 2.0lf * s + (2.0lf * s) * s2 * q;
 }
 
@@ -161,8 +190,14 @@ double x_atan_positive(double a) {
     double t = inv ? 1.0lf / a : a;
     [[unroll]] for (int i = 0; i < 3; i++) t = t / (1.0lf + sqrt(1.0lf + t * t));
     double t2 = t * t;
-    double q = INV_ODD[7].x;
-    [[unroll]] for (int i = 6; i >= 0; i--) q = -q * t2 + INV_ODD[i].x;
+    double q = 1.0lf / 17.0lf;
+    q = -q * t2 + 1.0lf / 15.0lf;
+    q = -q * t2 + 1.0lf / 13.0lf;
+    q = -q * t2 + 1.0lf / 11.0lf;
+    q = -q * t2 + 1.0lf / 9.0lf;
+    q = -q * t2 + 1.0lf / 7.0lf;
+    q = -q * t2 + 1.0lf / 5.0lf;
+    q = -q * t2 + 1.0lf / 3.0lf;
     double r = 8.0lf * (t - t * t2 * q);
     return inv ? X_PIO2 - r : r;
 }

@@ -35,6 +35,10 @@ pub struct DeviceInfo {
     pub int8: bool,
     pub storage16: bool,
     pub cooperative_matrix: bool,
+    /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`; the engine then
+    /// asks for it in every module, see `kernels::spirv`). Without it a driver may
+    /// flush them to zero.
+    pub denorm_preserve_f32: bool,
     /// Device-local memory the host can map (resizable BAR or unified memory).
     pub host_visible_device_memory: bool,
 }
@@ -293,6 +297,7 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         int8: f.shader_int8,
         storage16: f.storage_buffer16_bit_access,
         cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
+        denorm_preserve_f32: p.shader_denorm_preserve_float32 == Some(true),
         host_visible_device_memory,
     }
 }

@@ -53,6 +53,7 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("int8", i.int8.encode(env)),
         ("storage_16bit", i.storage16.encode(env)),
         ("cooperative_matrix", i.cooperative_matrix.encode(env)),
+        ("denorm_preserve_f32", i.denorm_preserve_f32.encode(env)),
         (
             "host_visible_device_memory",
             i.host_visible_device_memory.encode(env),
