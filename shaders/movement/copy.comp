@@ -3,7 +3,7 @@
 //   out[out_off + sum(c_d * out_strides[d])] = in[in_off + sum(c_d * in_strides[d])]
 // Transpose, broadcast, reverse, slice, put_slice, pad and concatenate are all this
 // kernel with other strides; elements move as bits (NaN payloads, 64-bit values exact).
-// Defines: W8, W16, W32 or W64 (the element width).
+// Defines: W8, W16, W32, W64 or W128 (the element width; c128 moves as one element).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -17,8 +17,11 @@ layout(buffer_reference, std430, buffer_reference_align = 1) buffer Buf { uint8_
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer Buf { uint16_t v[]; };
 #elif defined(W32)
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Buf { uint v[]; };
-#else
+#elif defined(W64)
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Buf { uvec2 v[]; };
+#else
+struct Word128 { uvec2 lo; uvec2 hi; };  // 16 bytes, 8-byte aligned (as c128 tensors are)
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Buf { Word128 v[]; };
 #endif
 
 #define MAX_RANK 6

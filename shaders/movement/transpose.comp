@@ -4,7 +4,7 @@
 // and written along the output's contiguous axis A through shared memory, so both sides
 // are coalesced. Up to four further "batch" axes are walked by the z dimension.
 //   out[out_off + a + b*out_stride_b + batch] = in[in_off + a*in_stride_a + b + batch]
-// Defines: W8, W16, W32 or W64 (the element width).
+// Defines: W8, W16, W32, W64 or W128 (the element width).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_8bit_storage : require
@@ -29,9 +29,15 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Buf { uint v
 #define E uint
 #define LOAD(x) (x)
 #define STORE(x) (x)
-#else
+#elif defined(W64)
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Buf { uvec2 v[]; };
 #define E uvec2
+#define LOAD(x) (x)
+#define STORE(x) (x)
+#else
+struct Word128 { uvec2 lo; uvec2 hi; };  // 16 bytes, 8-byte aligned (as c128 tensors are)
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Buf { Word128 v[]; };
+#define E Word128
 #define LOAD(x) (x)
 #define STORE(x) (x)
 #endif

@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 34] = [
+const OTHER: [(&str, &str, &[&str]); 36] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     ("complex_f32", "complex/complex.comp", &["CT_F32"]),
     ("complex_f64", "complex/complex.comp", &["CT_F64"]),
@@ -66,10 +66,12 @@ const OTHER: [(&str, &str, &[&str]); 34] = [
     ("copy_w16", "movement/copy.comp", &["W16"]),
     ("copy_w32", "movement/copy.comp", &["W32"]),
     ("copy_w64", "movement/copy.comp", &["W64"]),
+    ("copy_w128", "movement/copy.comp", &["W128"]),
     ("transpose_w8", "movement/transpose.comp", &["W8"]),
     ("transpose_w16", "movement/transpose.comp", &["W16"]),
     ("transpose_w32", "movement/transpose.comp", &["W32"]),
     ("transpose_w64", "movement/transpose.comp", &["W64"]),
+    ("transpose_w128", "movement/transpose.comp", &["W128"]),
     ("select_w8", "elementwise/select.comp", &["W8"]),
     ("select_w16", "elementwise/select.comp", &["W16"]),
     ("select_w32", "elementwise/select.comp", &["W32"]),

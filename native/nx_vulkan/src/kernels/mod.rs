@@ -143,10 +143,12 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Copy(2) => copy_w16::load,
         Kernel::Copy(4) => copy_w32::load,
         Kernel::Copy(8) => copy_w64::load,
+        Kernel::Copy(16) => copy_w128::load,
         Kernel::Transpose(1) => transpose_w8::load,
         Kernel::Transpose(2) => transpose_w16::load,
         Kernel::Transpose(4) => transpose_w32::load,
         Kernel::Transpose(8) => transpose_w64::load,
+        Kernel::Transpose(16) => transpose_w128::load,
         Kernel::Select(1) => select_w8::load,
         Kernel::Select(2) => select_w16::load,
         Kernel::Select(4) => select_w32::load,
@@ -159,8 +161,8 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Scatter(2) => scatter_w16::load,
         Kernel::Scatter(4) => scatter_w32::load,
         Kernel::Scatter(8) => scatter_w64::load,
-        // Wider elements (c128) have no raw kernel: callers split them (`copy_strided`)
-        // or report them unsupported (`ops::raw_width`).
+        // Select, gather and scatter have no 16-byte kernel: callers split c128 into
+        // planes or report it unsupported (`ops::raw_width`).
         Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)

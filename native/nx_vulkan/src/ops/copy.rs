@@ -29,22 +29,14 @@ pub fn copy_strided(
             dst.dtype.name()
         ));
     }
-    // 16-byte elements (c128) move as two 8-byte words: one more, innermost axis.
-    let width = src.dtype.size().min(8);
-    let words = (src.dtype.size() / width) as isize;
-    let (mut dims, mut src_strides, mut dst_strides) =
-        (dims.to_vec(), src_strides.to_vec(), dst_strides.to_vec());
-    let (src_off, dst_off) = (src_off * words, dst_off * words);
-    if words > 1 {
-        src_strides.iter_mut().for_each(|s| *s *= words);
-        dst_strides.iter_mut().for_each(|s| *s *= words);
-        dims.push(words as usize);
-        src_strides.push(1);
-        dst_strides.push(1);
-    }
-    let n = n * words as usize;
-    let (d, s) = simplify(&dims, &[src_strides, dst_strides])?;
-    if let Some(tiled) = TiledCopy::find(&d, &s[0], &s[1]) {
+    // Every width, c128's 16 bytes included, moves one element per index.
+    let width = src.dtype.size();
+    let (d, s) = simplify(dims, &[src_strides.to_vec(), dst_strides.to_vec()])?;
+    // The tile of 16-byte elements takes 32 x 33 x 16 bytes of shared memory, more than
+    // the 16 KiB Vulkan guarantees.
+    let tile_fits = (TILE * (TILE + 1) * width) as u64
+        <= crate::engine::engine()?.info().max_shared_memory as u64;
+    if let Some(tiled) = TiledCopy::find(&d, &s[0], &s[1]).filter(|_| tile_fits) {
         return tiled.launch(src, src_off, dst, dst_off, width as u8);
     }
     let push = PushWords::new()
