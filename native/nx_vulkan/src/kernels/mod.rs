@@ -50,9 +50,10 @@ pub enum Kernel {
     Complex(Compute),
     /// Discrete Fourier transform along one axis (dft.comp), in f32 or f64.
     Dft(Compute),
-    /// Raw copy of elements of this many bytes (1, 2, 4 or 8).
+    /// Raw copy of elements of this many bytes (1, 2, 4, 8 or 16).
     Copy(u8),
-    /// Tiled copy between layouts contiguous along different axes (transposes).
+    /// Tiled copy between layouts contiguous along different axes (transposes), of
+    /// elements of this many bytes (1, 2, 4, 8 or 16).
     Transpose(u8),
     /// `select` over elements of this many bytes.
     Select(u8),
@@ -65,8 +66,9 @@ pub enum Kernel {
     /// One f64 math function, by Nx op name (exp, sin, pow, ...): the unary or binary
     /// kernel built with just that function of the f64 library.
     F64Math(&'static str),
-    /// An f32 function computed through the f64 library (pow, atan2, sin, cos, tan on
-    /// devices with shaderFloat64): see `F32_VIA_F64` in build/shaders.rs.
+    /// An f32 math function computed in double and rounded once (devices with
+    /// shaderFloat64, unless NX_VULKAN_F32_MATH=native): the `f32_math_*` modules of
+    /// build/shaders.rs.
     F32ViaF64(&'static str),
 }
 
@@ -96,6 +98,26 @@ pub struct KernelKey {
     pub spec: [u32; 2],
 }
 
+impl Kernel {
+    /// The module family and compute class of a typed kernel (one module per family
+    /// and class, `{family}_{suffix}`); `None` for the other kernels.
+    fn typed_family(self) -> Option<(&'static str, Compute)> {
+        Some(match self {
+            Kernel::Unary(c) => ("unary", c),
+            Kernel::Binary(c) => ("binary", c),
+            Kernel::Reduce(c) => ("reduce", c),
+            Kernel::ColumnReduce(c) => ("colreduce", c),
+            Kernel::ArgReduce(c) => ("argreduce", c),
+            Kernel::Window(c) => ("window", c),
+            Kernel::Matmul(c) => ("matmul", c),
+            Kernel::Conv(c) => ("conv", c),
+            Kernel::Index(c) => ("index", c),
+            Kernel::Sort(c) => ("sort", c),
+            _ => return None,
+        })
+    }
+}
+
 type Loader = fn(Arc<Device>) -> std::result::Result<Arc<ShaderModule>, Validated<VulkanError>>;
 
 /// The module of a build-time kernel; `None` for a typed kernel asked for a complex class
@@ -103,33 +125,10 @@ type Loader = fn(Arc<Device>) -> std::result::Result<Arc<ShaderModule>, Validate
 fn loader(k: Kernel) -> Option<Loader> {
     use spirv::*;
     use Compute::*;
-    let typed_family = match k {
-        Kernel::Unary(c) => Some(("unary", c)),
-        Kernel::Binary(c) => Some(("binary", c)),
-        Kernel::Reduce(c) => Some(("reduce", c)),
-        Kernel::ColumnReduce(c) => Some(("colreduce", c)),
-        Kernel::ArgReduce(c) => Some(("argreduce", c)),
-        Kernel::Window(c) => Some(("window", c)),
-        Kernel::Matmul(c) => Some(("matmul", c)),
-        Kernel::Conv(c) => Some(("conv", c)),
-        Kernel::Index(c) => Some(("index", c)),
-        Kernel::Sort(c) => Some(("sort", c)),
-        _ => None,
-    };
-    if let Some((prefix, c)) = typed_family {
-        return typed(prefix, c.suffix()?);
+    if let Some((family, c)) = k.typed_family() {
+        return typed(family, c.suffix()?);
     }
     Some(match k {
-        Kernel::Unary(_)
-        | Kernel::Binary(_)
-        | Kernel::Reduce(_)
-        | Kernel::ColumnReduce(_)
-        | Kernel::ArgReduce(_)
-        | Kernel::Window(_)
-        | Kernel::Matmul(_)
-        | Kernel::Conv(_)
-        | Kernel::Index(_)
-        | Kernel::Sort(_) => unreachable!("typed kernels are looked up above"),
         Kernel::Complex(F64) => complex_f64::load,
         Kernel::Complex(_) => complex_f32::load,
         Kernel::Dft(F64) => dft_f64::load,
@@ -173,24 +172,16 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
         Kernel::F64Math(name) => f64_math(name)?,
         Kernel::F32ViaF64(name) => f32_math(name)?,
+        _ => unreachable!("typed kernels are looked up above"),
     })
 }
 
 fn compute_of(k: Kernel) -> Option<Compute> {
+    if let Some((_, c)) = k.typed_family() {
+        return Some(c);
+    }
     match k {
-        Kernel::Unary(c)
-        | Kernel::Binary(c)
-        | Kernel::Reduce(c)
-        | Kernel::ColumnReduce(c)
-        | Kernel::ArgReduce(c)
-        | Kernel::Window(c)
-        | Kernel::Matmul(c)
-        | Kernel::Conv(c)
-        | Kernel::Index(c)
-        | Kernel::Sort(c)
-        | Kernel::Complex(c)
-        | Kernel::Dft(c)
-        | Kernel::TriangularSolve(c) => Some(c),
+        Kernel::Complex(c) | Kernel::Dft(c) | Kernel::TriangularSolve(c) => Some(c),
         Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) | Kernel::F32ViaF64(_) => {
             Some(Compute::F64)
         }
@@ -202,6 +193,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::Gather(_)
         | Kernel::Scatter(_)
         | Kernel::ScatterAdd(Accumulator::I32) => None,
+        _ => unreachable!("typed kernels are answered above"),
     }
 }
 

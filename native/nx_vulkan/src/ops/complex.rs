@@ -141,13 +141,32 @@ fn from_planes(re: &Tensor, im: &Tensor, out_type: DType) -> Result<Tensor> {
 }
 
 /// The real and imaginary planes of `t` as `plane` tensors (`None` for a real `t`).
-fn planes(t: &Tensor, plane: DType) -> Result<(Tensor, Option<Tensor>)> {
+fn planes(t: &Tensor, plane: DType) -> Result<Planes> {
     if !t.dtype.is_complex() {
         return Ok((super::elementwise::as_type(t, plane)?, None));
     }
     let re = unary(UnaryOp::Identity, t, plane)?;
     let im = unary(UnaryOp::Imag, t, plane)?;
     Ok((re, Some(im)))
+}
+
+/// A tensor's real plane and its imaginary one (`None` for a real tensor).
+type Planes = (Tensor, Option<Tensor>);
+
+/// A plane-wise op's operands: the component storage type of `a`, `b` and `out_type`
+/// (f64 where the device has it) and both operands' planes in it.
+fn operand_planes(a: &Tensor, b: &Tensor, out_type: DType) -> Result<(DType, Planes, Planes)> {
+    let plane = component_compute(&[a.dtype, b.dtype, out_type])?.storage();
+    Ok((plane, planes(a, plane)?, planes(b, plane)?))
+}
+
+/// The `out_type` result of a plane-wise op: the real plane alone for a real `out_type`
+/// (the imaginary one is then never computed), else `re + i im`.
+fn finish(re: Tensor, out_type: DType, im: impl FnOnce() -> Result<Tensor>) -> Result<Tensor> {
+    if !out_type.is_complex() {
+        return super::elementwise::as_type(&re, out_type);
+    }
+    from_planes(&re, &im()?, out_type)
 }
 
 /// `f(a, b)` for a product `f` that is bilinear (dot, conv) and a complex operand or
@@ -159,9 +178,7 @@ pub fn bilinear(
     out_type: DType,
     f: impl Fn(&Tensor, &Tensor, DType) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    let plane = component_compute(&[a.dtype, b.dtype, out_type])?.storage();
-    let (ar, ai) = planes(a, plane)?;
-    let (br, bi) = planes(b, plane)?;
+    let (plane, (ar, ai), (br, bi)) = operand_planes(a, b, out_type)?;
     let sub = |x: Tensor, y: Tensor| {
         super::elementwise::binary(BinaryOp::Subtract, &x, &y, &x.shape.clone(), plane)
     };
@@ -173,16 +190,13 @@ pub fn bilinear(
         (Some(ai), Some(bi)) => sub(rr, f(ai, bi, plane)?)?,
         _ => rr,
     };
-    let im = match (&ai, &bi) {
-        (Some(ai), Some(bi)) => add(f(&ar, bi, plane)?, f(ai, &br, plane)?)?,
-        (Some(ai), None) => f(ai, &br, plane)?,
-        (None, Some(bi)) => f(&ar, bi, plane)?,
-        (None, None) => super::creation::constant(&re.shape, plane, Scalar::Int(0))?,
-    };
-    if !out_type.is_complex() {
-        return super::elementwise::as_type(&re, out_type);
-    }
-    from_planes(&re, &im, out_type)
+    let shape = re.shape.clone();
+    finish(re, out_type, || match (&ai, &bi) {
+        (Some(ai), Some(bi)) => add(f(&ar, bi, plane)?, f(ai, &br, plane)?),
+        (Some(ai), None) => f(ai, &br, plane),
+        (None, Some(bi)) => f(&ar, bi, plane),
+        (None, None) => super::creation::constant(&shape, plane, Scalar::Int(0)),
+    })
 }
 
 /// `f` applied to the real planes and to the imaginary planes of `a` and `b`, for an op
@@ -193,18 +207,14 @@ pub fn by_planes(
     out_type: DType,
     f: impl Fn(&Tensor, &Tensor, DType) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    let plane = component_compute(&[a.dtype, b.dtype, out_type])?.storage();
-    let zeros = |t: &Tensor| super::creation::constant(&t.shape, plane, Scalar::Int(0));
-    let (ar, ai) = planes(a, plane)?;
-    let (br, bi) = planes(b, plane)?;
-    let ai = ai.map_or_else(|| zeros(&ar), Ok)?;
-    let bi = bi.map_or_else(|| zeros(&br), Ok)?;
+    let (plane, (ar, ai), (br, bi)) = operand_planes(a, b, out_type)?;
     let re = f(&ar, &br, plane)?;
-    let im = f(&ai, &bi, plane)?;
-    if !out_type.is_complex() {
-        return super::elementwise::as_type(&re, out_type);
-    }
-    from_planes(&re, &im, out_type)
+    finish(re, out_type, || {
+        let zeros = |t: &Tensor| super::creation::constant(&t.shape, plane, Scalar::Int(0));
+        let ai = ai.map_or_else(|| zeros(&ar), Ok)?;
+        let bi = bi.map_or_else(|| zeros(&br), Ok)?;
+        f(&ai, &bi, plane)
+    })
 }
 
 /// Nx `sum`/`product` of a complex tensor: each output element folds a row of the
