@@ -1,154 +1,22 @@
 //! Complex numbers (c64, c128) against references computed here in f64 with the formulas
 //! of the `complex` library Nx.BinaryBackend uses: conversions, element-wise ops (mixed
-//! with real operands and broadcast), special values, sum/product, dot, conv, fft/ifft,
+//! with real operands and broadcast), special values, sum/product, dot, conv,
 //! indexed_add/put, select and the 16-byte moves of c128.
 
 mod common;
 
+use common::complex::*;
 use common::*;
 use nx_vulkan::ops::complex::fft;
 use nx_vulkan::ops::conv::{conv, ConvSpec};
 use nx_vulkan::ops::creation::{constant, iota, Scalar};
 use nx_vulkan::ops::elementwise::{as_type, binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
-use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts, SINGULAR};
 use nx_vulkan::ops::{dot::dot, indexing, scatter, shape};
-use nx_vulkan::{DType, Error, Tensor};
+use nx_vulkan::{DType, Error};
 
-type C = (f64, f64);
 /// A reference for a binary op.
 type Ref2 = fn(C, C) -> C;
-
-fn up(shape: &[usize], ty: DType, v: &[C]) -> Tensor {
-    let flat: Vec<f64> = v.iter().flat_map(|&(a, b)| [a, b]).collect();
-    match ty {
-        DType::C64 => {
-            let f: Vec<f32> = flat.iter().map(|&x| x as f32).collect();
-            Tensor::from_bytes(shape, ty, &bytes(&f)).unwrap()
-        }
-        _ => Tensor::from_bytes(shape, ty, &bytes(&flat)).unwrap(),
-    }
-}
-
-fn down(t: &Tensor) -> Vec<C> {
-    let b = t.to_bytes().unwrap();
-    let flat: Vec<f64> = match t.dtype {
-        DType::C64 => values::<f32>(&b).iter().map(|&x| x as f64).collect(),
-        DType::C128 => values::<f64>(&b),
-        other => panic!("not complex: {other:?}"),
-    };
-    flat.chunks(2).map(|p| (p[0], p[1])).collect()
-}
-
-fn same(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || a == b
-}
-
-/// Exact agreement after rounding the reference to the output type.
-fn assert_exact(got: &[C], want: &[C], ty: DType, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    let round = |x: f64| if ty == DType::C64 { x as f32 as f64 } else { x };
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            same(g.0, round(w.0)) && same(g.1, round(w.1)),
-            "{what}: element {i}: got {g:?}, want {w:?}"
-        );
-    }
-}
-
-/// Agreement within 2 ulps of each part (c128 sqrt and abs: NVIDIA's f64 sqrt formula
-/// came out 1 ulp from the reference on the H200; lavapipe's is exact).
-fn assert_ulps(got: &[C], want: &[C], what: &str) {
-    let close = |a: f64, b: f64| same(a, b) || (a - b).abs() <= 2.0 * f64::EPSILON * b.abs();
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            close(g.0, w.0) && close(g.1, w.1),
-            "{what}: element {i}: got {g:?}, want {w:?}"
-        );
-    }
-}
-
-/// Agreement within `rel` of the larger magnitude in the row (sums of products).
-fn assert_near(got: &[C], want: &[C], rel: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    let scale = want
-        .iter()
-        .map(|w| w.0.abs().max(w.1.abs()))
-        .fold(1.0, f64::max);
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok = (g.0 - w.0).abs() <= rel * scale && (g.1 - w.1).abs() <= rel * scale;
-        assert!(ok, "{what}: element {i}: got {g:?}, want {w:?}");
-    }
-}
-
-fn mul(a: C, b: C) -> C {
-    (a.0 * b.0 - a.1 * b.1, a.1 * b.0 + a.0 * b.1)
-}
-
-fn div(a: C, b: C) -> C {
-    let den = b.0 * b.0 + b.1 * b.1;
-    ((a.0 * b.0 + a.1 * b.1) / den, (a.1 * b.0 - a.0 * b.1) / den)
-}
-
-fn cabs(z: C) -> f64 {
-    let (x, y) = (z.0.abs(), z.1.abs());
-    if z.0.is_nan() && z.1.is_nan() {
-        f64::NAN
-    } else if !z.0.is_finite() || !z.1.is_finite() {
-        f64::INFINITY
-    } else if x == 0.0 {
-        y
-    } else if y == 0.0 {
-        x
-    } else if x > y {
-        x * (1.0 + y / x * (y / x)).sqrt()
-    } else {
-        y * (1.0 + x / y * (x / y)).sqrt()
-    }
-}
-
-fn csqrt(z: C) -> C {
-    let (r, i) = z;
-    if r.is_nan() || i.is_nan() {
-        return (f64::NAN, f64::NAN);
-    }
-    if i.is_infinite() {
-        return (f64::INFINITY, i);
-    }
-    if r.is_infinite() {
-        return if r > 0.0 {
-            (f64::INFINITY, 0.0)
-        } else {
-            (0.0, f64::INFINITY)
-        };
-    }
-    if r == 0.0 && i == 0.0 {
-        return z;
-    }
-    let (x, y) = (r.abs(), i.abs());
-    let w = if x >= y {
-        x.sqrt() * (0.5 * (1.0 + (1.0 + y / x * (y / x)).sqrt())).sqrt()
-    } else {
-        y.sqrt() * (0.5 * (x / y + (1.0 + x / y * (x / y)).sqrt())).sqrt()
-    };
-    if r >= 0.0 {
-        (w, i / (2.0 * w))
-    } else {
-        let w2 = if i >= 0.0 { w } else { -w };
-        (i / (2.0 * w2), w2)
-    }
-}
-
-/// Values whose f32 rounding is exact (so c64 and c128 references agree).
-fn sample(n: usize, seed: u64) -> Vec<C> {
-    let mut r = Rng::new(seed);
-    (0..n)
-        .map(|_| {
-            let q = |r: &mut Rng| (r.uniform(-64.0, 64.0) * 16.0).round() / 16.0;
-            (q(&mut r), q(&mut r))
-        })
-        .collect()
-}
 
 #[test]
 fn conversions_to_and_from_complex() {
@@ -470,75 +338,6 @@ fn conv_of_complex_matches_nx_example() {
 }
 
 /// The DFT of each row of `x` ([rows, len]) with `n` points, in f64.
-fn dft_ref(x: &[C], rows: usize, len: usize, n: usize, inverse: bool) -> Vec<C> {
-    let sign = if inverse { 1.0 } else { -1.0 };
-    let mut out = Vec::new();
-    for r in 0..rows {
-        for k in 0..n {
-            let mut acc = (0.0, 0.0);
-            for j in 0..len.min(n) {
-                let a = sign * 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64;
-                let p = mul(x[r * len + j], (a.cos(), a.sin()));
-                acc = (acc.0 + p.0, acc.1 + p.1);
-            }
-            if inverse {
-                acc = (acc.0 / n as f64, acc.1 / n as f64);
-            }
-            out.push(acc);
-        }
-    }
-    out
-}
-
-#[test]
-fn fft_and_ifft_against_the_definition() {
-    let (rows, len) = (3, 12);
-    let x = sample(rows * len, 7);
-    for ty in [DType::C64, DType::C128] {
-        let t = up(&[rows, len], ty, &x);
-        // Same length, zero-padded to 16, truncated to 5.
-        for n in [12, 16, 5] {
-            for inverse in [false, true] {
-                let got = fft(&t, n, 1, 0.0, inverse, ty).unwrap();
-                assert_eq!(got.shape, vec![rows, n]);
-                let want = dft_ref(&x, rows, len, n, inverse);
-                assert_near(
-                    &down(&got),
-                    &want,
-                    1e-6,
-                    &format!("n={n} inverse={inverse} {ty:?}"),
-                );
-            }
-        }
-        // ifft(fft(x)) is x.
-        let round = fft(
-            &fft(&t, len, 1, 0.0, false, ty).unwrap(),
-            len,
-            1,
-            0.0,
-            true,
-            ty,
-        )
-        .unwrap();
-        assert_near(&down(&round), &x, 1e-6, "round trip");
-    }
-    // Along axis 0 of a real input: the transform of each column.
-    let cols: Vec<i32> = (0..12).map(|i| i * 7 % 5).collect();
-    let t = upload(&[4, 3], DType::S32, &cols);
-    let got = down(&fft(&t, 4, 0, 1e-10, false, DType::C64).unwrap());
-    let colmajor: Vec<C> = (0..12)
-        .map(|i| (cols[(i % 4) * 3 + i / 4] as f64, 0.0))
-        .collect();
-    let want_t = dft_ref(&colmajor, 3, 4, 4, false);
-    let want: Vec<C> = (0..12).map(|i| want_t[(i % 3) * 4 + i / 3]).collect();
-    assert_near(&got, &want, 1e-6, "axis 0");
-    // Parts within eps become exact zeros (the imaginary parts of [1, 1, 0, 0]'s
-    // transform at k = 0 and 2).
-    let t = upload(&[4], DType::S32, &[1i32, 1, 0, 0]);
-    let got = down(&fft(&t, 4, 0, 1e-10, false, DType::C64).unwrap());
-    assert_eq!(got, vec![(2.0, 0.0), (1.0, -1.0), (0.0, 0.0), (1.0, 1.0)]);
-}
-
 #[test]
 fn movement_of_16_byte_elements() {
     let z = sample(24, 8);
@@ -593,54 +392,5 @@ fn select_gather_and_indexed_updates() {
             plus(z[5], u[1]),
         ];
         assert_exact(&add, &want, ty, "indexed_add");
-    }
-}
-
-#[test]
-fn triangular_solve_of_complex_systems() {
-    let i = |x: f64| (0.0, x);
-    let r = |x: f64| (x, 0.0);
-    // Nx.LinAlg.triangular_solve/3's complex doctest.
-    let a = [
-        r(1.0),
-        r(0.0),
-        r(0.0),
-        r(1.0),
-        i(1.0),
-        r(0.0),
-        i(1.0),
-        r(1.0),
-        r(1.0),
-    ];
-    let b = [r(1.0), r(-1.0), (3.0, 3.0)];
-    let opts = |transform_a| TriangularSolveOpts {
-        left_side: true,
-        lower: true,
-        transform_a,
-    };
-    for ty in [DType::C64, DType::C128] {
-        let (ta, tb) = (up(&[3, 3], ty, &a), up(&[3], ty, &b));
-        let x = triangular_solve(&ta, &tb, opts(TransformA::None), ty).unwrap();
-        assert_exact(&down(&x), &[r(1.0), i(2.0), r(3.0)], ty, "doctest");
-        // :conjugate conjugates A without transposing it: check conj(A) x = b.
-        let x = down(&triangular_solve(&ta, &tb, opts(TransformA::Conjugate), ty).unwrap());
-        for row in 0..3 {
-            let s = (0..=row).fold((0.0, 0.0), |acc, j| {
-                let p = mul((a[row * 3 + j].0, -a[row * 3 + j].1), x[j]);
-                (acc.0 + p.0, acc.1 + p.1)
-            });
-            assert!(
-                (s.0 - b[row].0).abs() < 1e-6 && (s.1 - b[row].1).abs() < 1e-6,
-                "conj row {row}"
-            );
-        }
-        let zero_diag = up(&[2, 2], ty, &[r(0.0), r(0.0), r(1.0), r(1.0)]);
-        let err = triangular_solve(
-            &zero_diag,
-            &up(&[2], ty, &[r(1.0), r(1.0)]),
-            opts(TransformA::None),
-            ty,
-        );
-        assert!(matches!(err, Err(Error::InvalidArgument(m)) if m.ends_with(SINGULAR)));
     }
 }

@@ -5,6 +5,8 @@
 
 use nx_vulkan::{DType, Tensor};
 
+pub mod complex;
+
 // ---------------------------------------------------------------- bytes <-> values
 
 /// A plain element type with a little-endian byte form.
