@@ -68,17 +68,7 @@ fn elementwise(
     let (d, s) = simplify(out_shape, &[sa, sb])?;
     let ops = op | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
     let modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2 | kind << 4;
-    let push = PushWords::new()
-        .addr(&out.block)
-        .addr(&a.block)
-        .addr(&b.block)
-        .u(u32_of(n, "element count")?)
-        .u(d.len() as u32)
-        .i(0)
-        .i(0)
-        .array(d.iter().map(|&x| x as u32))
-        .array(s[0].iter().map(|&x| x as i32 as u32))
-        .array(s[1].iter().map(|&x| x as i32 as u32));
+    let push = super::elementwise::two_operand_push(&out, a, b, n, &d, &s)?;
     launch(
         Kernel::Complex(compute),
         [ops, modes],

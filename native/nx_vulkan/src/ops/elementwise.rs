@@ -356,17 +356,7 @@ pub fn binary(
         modes |= VECTORISED_ROWS;
         threads /= 4;
     }
-    let push = PushWords::new()
-        .addr(&out.block)
-        .addr(&a.block)
-        .addr(&b.block)
-        .u(u32_of(n, "element count")?)
-        .u(d.len() as u32)
-        .i(0)
-        .i(0)
-        .array(d.iter().map(|&x| x as u32))
-        .array(s[0].iter().map(|&x| x as i32 as u32))
-        .array(s[1].iter().map(|&x| x as i32 as u32));
+    let push = two_operand_push(&out, a, b, n, &d, &s)?;
     launch(
         kernel,
         [ops, modes],
@@ -375,6 +365,30 @@ pub fn binary(
         &[read(&a.block), read(&b.block), write(&out.block)],
     )?;
     Ok(out)
+}
+
+/// The push constants of the two-operand element-wise kernels (binary.comp and
+/// complex.comp): output and operand addresses, the element count, the simplified
+/// `dims` and each operand's `strides` over them.
+pub(crate) fn two_operand_push(
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    n: usize,
+    dims: &[usize],
+    strides: &[Vec<isize>],
+) -> Result<PushWords> {
+    Ok(PushWords::new()
+        .addr(&out.block)
+        .addr(&a.block)
+        .addr(&b.block)
+        .u(u32_of(n, "element count")?)
+        .u(dims.len() as u32)
+        .i(0)
+        .i(0)
+        .array(dims.iter().map(|&x| x as u32))
+        .array(strides[0].iter().map(|&x| x as i32 as u32))
+        .array(strides[1].iter().map(|&x| x as i32 as u32)))
 }
 
 /// The element-wise kernels' MODES bit for their vec4 path.
