@@ -1,10 +1,12 @@
 // f32 math in plain double: the f32 (f16, bf16) modules of the f64 library
 // (`f32_math_*`, EXACT_VIA_F64) call these instead of the double-double functions of
-// math64*.glsl. Arguments are f32 values; results are doubles within a few double ulps
-// (2^-50 relative), which the caller rounds once to f32. That gives Nx.BinaryBackend's
-// f32 values (it computes in double and rounds once) for all but arguments whose exact
-// result lies within ~2^-50 of an f32 rounding boundary, at a fraction of the cost of
-// double-double (roughly the cost of the f32 built-ins on GPUs with fast f64).
+// math64*.glsl. Arguments are f32 values; results are doubles within about 2^-46
+// relative, which the caller rounds once to f32: the correctly rounded f32 result but
+// for arguments whose exact result lies that close to an f32 rounding boundary. That is
+// Nx.BinaryBackend's f32 value (it computes in double and rounds once) wherever Nx's
+// double formula is itself accurate; Nx's expm1 (exp(x) - 1) and log1p (log(x + 1))
+// lose digits for tiny x, where ours stay correct. At a fraction of the cost of
+// double-double (the H200 runs f32 exp at a third of its built-in's speed).
 //
 // Series are from the definitions (as in math64.glsl); ranges are cut where an f32
 // result is already decided (exp overflows f32 above 89, erf rounds to 1 beyond 4, ...).
@@ -35,12 +37,12 @@ double x_expm1_small(double r) {
     return r + (r * r) * p;
 }
 
-// e^r for |r| <= 0.35: 1 + r + ... + r^11/11!; the next term is below 2^-47 (an f32
-// result needs ~2^-40).
+// e^r for |r| <= 0.35: 1 + r + ... + r^12/12!; the next term is below 2^-51.
 // (Coefficients written out, not read from math64.glsl's tables: a driver that keeps
 // a table as a per-thread array pays for it in every invocation.)
 double x_exp_small(double r) {
-    double p = 2.505210838544172e-08lf;  // 1/11!
+    double p = 2.08767569878681e-09lf;  // 1/12!
+    p = p * r + 2.505210838544172e-08lf;
     p = p * r + 2.755731922398589e-07lf;
     p = p * r + 2.7557319223985893e-06lf;
     p = p * r + 2.48015873015873e-05lf;
@@ -223,6 +225,8 @@ double f32x_acos(double x) {
 
 // Nx's rsqrt in double: 1 / sqrt(x), rounded once more to f32.
 double f32x_rsqrt(double x) {
+    // Zeros apart: lavapipe fuses 1 / sqrt(-0) into an rsqrt that gives NaN, not -inf.
+    if (x == 0.0lf) return 1.0lf / x;
     return 1.0lf / sqrt(x);
 }
 
@@ -252,11 +256,12 @@ double x_erf_series(double x) {
     return X_2_OVER_SQRTPI * s * f32x_exp(-x2);
 }
 
-// erfc(x) for x >= 2: e^(-x^2) / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + ...))),
-// 60 terms (relative error below 2^-53 from x = 2 on).
+// erfc(x) for x >= 1: e^(-x^2) / sqrt(pi) / (x + (1/2) / (x + (2/2) / (x + ...))),
+// 200 terms below 1.5, 100 above (relative error below 2^-55 from x = 1 on).
 double x_erfc_fraction(double x) {
     double f = x;
-    [[dont_unroll]] for (int n = 60; n >= 1; n--) f = x + 0.5lf * double(n) / f;
+    int terms = x < 1.5lf ? 200 : 100;
+    [[dont_unroll]] for (int n = terms; n >= 1; n--) f = x + 0.5lf * double(n) / f;
     return X_1_OVER_SQRTPI * f32x_exp(-x * x) / f;
 }
 
@@ -272,7 +277,8 @@ double f32x_erfc(double x) {
     if (isnan(x)) return x;
     if (x < -4.5lf) return 2.0lf;  // 2 - erfc(4.5) rounds to 2 (also for -inf)
     if (x <= -2.0lf) return 2.0lf - x_erfc_fraction(-x);
-    if (x < 2.0lf) return 1.0lf - x_erf_series(x);
+    // 1 - erf(x) below 1 (erf / erfc <= 5.4 there: under 3 bits lost), the fraction above.
+    if (x < 1.0lf) return 1.0lf - x_erf_series(x);
     if (x > 10.5lf) return 0.0lf;  // erfc(10.5) ~ 7e-50 is below f32's subnormals
     return x_erfc_fraction(x);
 }

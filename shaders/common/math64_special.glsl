@@ -3,6 +3,7 @@
 // Nx's rsqrt: 1 / sqrt(x), each step correctly rounded (not the driver's inversesqrt,
 // which Vulkan lets be 2 ulp off).
 double f64_rsqrt(double x) {
+    if (x == 0.0lf) return 1.0lf / x;  // +-inf (a fused rsqrt may give NaN for -0)
     return 1.0lf / sqrt(x);
 }
 

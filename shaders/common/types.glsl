@@ -229,7 +229,9 @@ uint64_t int_bits64(T v) { return uint64_t(v); }
 uint int_bits(T v) { return uint(int_bits64(v)); }
 #else
 #if defined(IS_FLOAT)
-uint int_bits(T v) { return isnan(v) ? 0u : uint(int(v)); }
+// Through uint for [2^31, 2^32) (u32 and narrower unsigned results of large floats, as
+// Nx wraps them), through int below.
+uint int_bits(T v) { return isnan(v) ? 0u : (v >= T(2147483648.0) ? uint(v) : uint(int(v))); }
 #else
 uint int_bits(T v) { return uint(v); }
 #endif
@@ -279,6 +281,27 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
 #endif
     }
 }
+
+#if defined(EXACT_VIA_F64)
+// f32 <-> double for the f32 modules of the math library, subnormals included: drivers
+// that flush f32 subnormals (NVIDIA's) flush them in a plain conversion too, so these
+// go through the bits.
+double f32_widen(float x) {
+    uint b = floatBitsToUint(x);
+    // Zeros, normal, infinite or NaN: the plain conversion is exact.
+    if ((b & 0x7F800000u) != 0u || (b & 0x7FFFFFu) == 0u) return double(x);
+    double m = double(b & 0x7FFFFFu) * 1.401298464324817e-45lf;  // mantissa * 2^-149
+    return (b >> 31) != 0u ? -m : m;
+}
+
+float f32_narrow(double r) {
+    if (!(abs(r) < 1.1754943508222875e-38lf)) return float(r);  // f32 normal range, inf, NaN
+    // A multiple of 2^-149, rounded to nearest even (2^23 of them is the least normal).
+    uint m = uint(roundEven(abs(r) * 7.1362384635298e44lf));
+    uint sign = (unpackDouble2x32(r).y >> 31) << 31;
+    return uintBitsToFloat(sign | m);
+}
+#endif
 
 // Grid-stride helpers: kernels are launched with at most 65535 groups per axis and loop.
 // Macros, not functions: a function here would be compiled before the kernel declares its

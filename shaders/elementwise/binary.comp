@@ -94,7 +94,7 @@ T apply(uint op, T a, T b) {
 #if defined(CT_F64)
     case F64_MATH_OP: return F64_MATH_FN(a, b);  // pow or atan2, one per module
 #else
-    case F64_MATH_OP: return T(F64_MATH_FN(double(a), double(b)));  // f32 through f64
+    case F64_MATH_OP: return f32_narrow(F64_MATH_FN(f32_widen(a), f32_widen(b)));  // f32 through f64
 #endif
 #endif
 #if defined(IS_INT)

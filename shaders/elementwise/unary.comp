@@ -128,7 +128,7 @@ T apply(uint op, T x, uint bits) {
 #else
     // f32 (and f16/bf16) through the f64 library, rounded once: Nx's results exactly
     // (Nx.BinaryBackend computes in double too), at any argument size.
-    case F64_MATH_OP: return T(F64_MATH_FN(double(x)));
+    case F64_MATH_OP: return f32_narrow(F64_MATH_FN(f32_widen(x)));
 #endif
 #endif
 #if defined(IS_INT)

@@ -2,7 +2,7 @@
 //! (`build/shaders.rs`). One module per (kernel, compute class or element width); each
 //! exposes `load(device)`.
 use std::sync::Arc;
-use vulkano::device::Device;
+use vulkano::device::{physical::ShaderFloatControlsIndependence, Device};
 use vulkano::shader::{spirv::bytes_to_words, ShaderModule, ShaderModuleCreateInfo};
 use vulkano::{Validated, VulkanError};
 
@@ -14,12 +14,14 @@ fn load(device: Arc<Device>, bytes: &[u8]) -> LoadResult {
     let mut words = bytes_to_words(bytes)
         .expect("SPIR-V of a whole number of words")
         .into_owned();
-    if device
-        .physical_device()
-        .properties()
-        .shader_denorm_preserve_float32
-        == Some(true)
-    {
+    let properties = device.physical_device().properties();
+    // With independence NONE, every width would need the same denormal mode (and f16's
+    // and f64's are not asked for), so the f32 one is only set where it may differ.
+    let independent = matches!(
+        properties.denorm_behavior_independence,
+        Some(ShaderFloatControlsIndependence::Float32Only | ShaderFloatControlsIndependence::All)
+    );
+    if properties.shader_denorm_preserve_float32 == Some(true) && independent {
         preserve_f32_denormals(&mut words);
     }
     // SAFETY: the words are SPIR-V that shaderc produced for Vulkan 1.2 from our kernels,
