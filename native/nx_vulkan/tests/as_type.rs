@@ -129,6 +129,12 @@ fn float_infinities_saturate_to_the_integer_type() {
     assert_eq!(got, vec![65535, 0, 0, 65529], "f32 -> u16");
     let got: Vec<i32> = convert(&v, DType::F32, DType::S32);
     assert_eq!(got, vec![i32::MAX, i32::MIN, 0, -7], "f32 -> s32");
+    // Finite values wrap as Nx writes them (<<trunc(x)::16>>), also above 2^31.
+    let big = [3.0e9f32, 2.5e9];
+    let got: Vec<u16> = convert(&big, DType::F32, DType::U16);
+    assert_eq!(got, vec![24064, 63744], "f32 -> u16, large");
+    let got: Vec<u32> = convert(&big, DType::F32, DType::U32);
+    assert_eq!(got, vec![3_000_000_000, 2_500_000_000], "f32 -> u32, large");
     let w = [f64::INFINITY, f64::NEG_INFINITY, -7.9];
     let got: Vec<i8> = convert(&w, DType::F64, DType::S8);
     assert_eq!(got, vec![127, -128, -7], "f64 -> s8");
