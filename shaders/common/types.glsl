@@ -169,6 +169,34 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer BufT { T v[]
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer BufT4 { T4 v[]; };
 #endif
 
+#if defined(EXACT_VIA_F64) || defined(CT_F64)
+// f32 <-> double with subnormals kept, for f64 kernels reading or writing f32 elements
+// and the f32 modules of the math library: drivers that flush f32 subnormals (NVIDIA's)
+// flush them in a plain conversion too, so these go through the bits.
+double f32_bits_to_double(uint b) {
+    // Zeros, normal, infinite or NaN: the plain conversion is exact.
+    if ((b & 0x7F800000u) != 0u || (b & 0x7FFFFFu) == 0u) return double(uintBitsToFloat(b));
+    double m = double(b & 0x7FFFFFu) * 1.401298464324817e-45lf;  // mantissa * 2^-149
+    return (b >> 31) != 0u ? -m : m;
+}
+
+double f32_widen(float x) {
+    return f32_bits_to_double(floatBitsToUint(x));
+}
+
+// The f32 bits nearest to r (ties to even), subnormals included.
+uint double_to_f32_bits(double r) {
+    if (!(abs(r) < 1.1754943508222875e-38lf)) return floatBitsToUint(float(r));  // normal, inf, NaN
+    // A multiple of 2^-149, rounded to nearest even (2^23 of them is the least normal).
+    uint m = uint(roundEven(abs(r) * 7.1362384635298e44lf));
+    return ((unpackDouble2x32(r).y >> 31) << 31) | m;
+}
+
+float f32_narrow(double r) {
+    return uintBitsToFloat(double_to_f32_bits(r));
+}
+#endif
+
 // Compute-type value of a float element, truncated toward zero for integer compute types.
 T from_f32(float f) {
 #if defined(IS_FLOAT)
@@ -206,7 +234,11 @@ T load_elem(uvec2 addr, uint ty, uint i) {
     case TY_BF16: return from_f32(uintBitsToFloat(uint(BufU16(addr).v[i]) << 16));
     case TY_F8: return from_f32(f8_to_f32(uint(BufU8(addr).v[i])));
     case TY_F8E4M3FN: return from_f32(f8e4m3_to_f32(uint(BufU8(addr).v[i])));
+#if defined(CT_F64)
+    case TY_F32: return f32_bits_to_double(BufU32(addr).v[i]);
+#else
     case TY_F32: return from_f32(uintBitsToFloat(BufU32(addr).v[i]));
+#endif
 #if defined(HAS_I64)
     case TY_U64: return T(packUint2x32(BufU64(addr).v[i]));
     case TY_S64: return T(int64_t(packUint2x32(BufU64(addr).v[i])));
@@ -272,7 +304,11 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
     case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(float(v))); return;
     case TY_F8: BufU8(addr).v[i] = uint8_t(f32_to_f8_bits(float(v))); return;
     case TY_F8E4M3FN: BufU8(addr).v[i] = uint8_t(f32_to_f8e4m3_bits(float(v))); return;
+#if defined(CT_F64)
+    case TY_F32: BufU32(addr).v[i] = double_to_f32_bits(v); return;
+#else
     case TY_F32: BufU32(addr).v[i] = floatBitsToUint(float(v)); return;
+#endif
 #if defined(HAS_I64)
     case TY_U64: case TY_S64: BufU64(addr).v[i] = unpackUint2x32(int_bits64(v)); return;
 #endif
@@ -282,26 +318,6 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
     }
 }
 
-#if defined(EXACT_VIA_F64)
-// f32 <-> double for the f32 modules of the math library, subnormals included: drivers
-// that flush f32 subnormals (NVIDIA's) flush them in a plain conversion too, so these
-// go through the bits.
-double f32_widen(float x) {
-    uint b = floatBitsToUint(x);
-    // Zeros, normal, infinite or NaN: the plain conversion is exact.
-    if ((b & 0x7F800000u) != 0u || (b & 0x7FFFFFu) == 0u) return double(x);
-    double m = double(b & 0x7FFFFFu) * 1.401298464324817e-45lf;  // mantissa * 2^-149
-    return (b >> 31) != 0u ? -m : m;
-}
-
-float f32_narrow(double r) {
-    if (!(abs(r) < 1.1754943508222875e-38lf)) return float(r);  // f32 normal range, inf, NaN
-    // A multiple of 2^-149, rounded to nearest even (2^23 of them is the least normal).
-    uint m = uint(roundEven(abs(r) * 7.1362384635298e44lf));
-    uint sign = (unpackDouble2x32(r).y >> 31) << 31;
-    return uintBitsToFloat(sign | m);
-}
-#endif
 
 // Grid-stride helpers: kernels are launched with at most 65535 groups per axis and loop.
 // Macros, not functions: a function here would be compiled before the kernel declares its
