@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 36] = [
+const OTHER: [(&str, &str, &[&str]); 39] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     ("complex_f32", "complex/complex.comp", &["CT_F32"]),
     ("complex_f64", "complex/complex.comp", &["CT_F64"]),
@@ -53,6 +53,14 @@ const OTHER: [(&str, &str, &[&str]); 36] = [
         "elementwise/binary.comp",
         &["CT_F32", "EXACT_VIA_F64"],
     ),
+    // Fused programs (ops/fused.rs); f32x: f32 math in double, on devices with f64.
+    ("fused_f32", "fused/fused.comp", &["CT_F32", "FUSED"]),
+    (
+        "fused_f32x",
+        "fused/fused.comp",
+        &["CT_F32", "EXACT_VIA_F64", "FUSED"],
+    ),
+    ("fused_f64", "fused/fused.comp", &["CT_F64", "FUSED"]),
     ("sgemm", "linalg/sgemm.comp", &[]),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),

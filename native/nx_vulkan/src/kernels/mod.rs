@@ -70,6 +70,9 @@ pub enum Kernel {
     /// shaderFloat64, unless NX_VULKAN_F32_MATH=native): the `f32_math_*` modules of
     /// build/shaders.rs.
     F32ViaF64(&'static str),
+    /// A fused program (fused.comp) computing in f32 or f64; the program itself is in
+    /// the key's specialization constants (`Source::Specialized`).
+    Fused(Compute),
 }
 
 /// The accumulator types of `indexed_add`.
@@ -89,6 +92,9 @@ pub enum Source {
     Static(Kernel),
     /// SPIR-V registered at run time under this name.
     Runtime(String),
+    /// A build-time kernel given these specialization constants, from id 0 (more than
+    /// `KernelKey::spec` holds: fused programs).
+    Specialized(Kernel, Vec<u32>),
 }
 
 /// A pipeline: its source plus the values of specialization constants 0 and 1.
@@ -172,6 +178,9 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
         Kernel::F64Math(name) => f64_math(name)?,
         Kernel::F32ViaF64(name) => f32_math(name)?,
+        Kernel::Fused(F64) => fused_f64::load,
+        Kernel::Fused(F32) => fused_f32::load,
+        Kernel::Fused(_) => return None,
         _ => unreachable!("typed kernels are looked up above"),
     })
 }
@@ -181,7 +190,9 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         return Some(c);
     }
     match k {
-        Kernel::Complex(c) | Kernel::Dft(c) | Kernel::TriangularSolve(c) => Some(c),
+        Kernel::Complex(c) | Kernel::Dft(c) | Kernel::TriangularSolve(c) | Kernel::Fused(c) => {
+            Some(c)
+        }
         Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) | Kernel::F32ViaF64(_) => {
             Some(Compute::F64)
         }
@@ -315,13 +326,14 @@ impl Kernels {
             return Ok(p.clone());
         }
         let module = match &key.source {
-            Source::Static(k) => {
+            Source::Static(k) | Source::Specialized(k, _) => {
                 self.check_features(*k)?;
                 // With f64 available, f32 division and sqrt are computed through it.
                 let f64_ok = self.device.enabled_features().shader_float64;
                 let load = match k {
                     Kernel::Unary(Compute::F32) if f64_ok => spirv::unary_f32x::load,
                     Kernel::Binary(Compute::F32) if f64_ok => spirv::binary_f32x::load,
+                    Kernel::Fused(Compute::F32) if f64_ok => spirv::fused_f32x::load,
                     _ => loader(*k).ok_or_else(|| {
                         Error::Unsupported(format!("{k:?} has no Vulkan kernel yet"))
                     })?,
@@ -341,8 +353,11 @@ impl Kernels {
         // Constants 0 and 1 are set when the module declares them (specialising a module
         // with constants it lacks is an error in vulkano).
         let declared: Vec<u32> = module.specialization_constants().keys().copied().collect();
-        let values = key
-            .spec
+        let spec: &[u32] = match &key.source {
+            Source::Specialized(_, values) => values,
+            _ => &key.spec,
+        };
+        let values = spec
             .iter()
             .enumerate()
             .filter(|(id, _)| declared.contains(&(*id as u32)))

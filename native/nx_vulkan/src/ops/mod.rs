@@ -8,6 +8,7 @@ pub mod copy;
 pub mod creation;
 pub mod dot;
 pub mod elementwise;
+pub mod fused;
 pub mod indexing;
 pub mod layout;
 pub mod reduce;

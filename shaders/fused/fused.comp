@@ -1,0 +1,311 @@
+#version 460
+// Fused programs (Nx.Vulkan.Compiler's fusion groups): element-wise ops and reductions
+// over the trailing axes of a [rows, cols] domain, evaluated in registers by one kernel.
+// The program is baked into the pipeline as specialization constants, so the driver
+// compiles straight-line code for it; native/nx_vulkan/src/ops/fused.rs encodes it.
+//
+// Slot i computes register r[i] from earlier registers. Each reduction slot folds its
+// operand over a row's columns in a pass of its own (a "phase"); later phases read its
+// value. A phase re-evaluates the element-wise slots it needs from the inputs (the row
+// is still in cache) rather than keeping per-column values. Every op rounds as the
+// unfused kernel does (`precise`: no contraction into fma), so a fused program gives the
+// op-by-op results.
+#include "../common/types.glsl"
+#include "../common/math.glsl"
+#if defined(CT_F64) || defined(EXACT_VIA_F64)
+#include "../common/math64.glsl"
+#endif
+#if defined(EXACT_VIA_F64)
+#include "../common/math32x.glsl"
+#endif
+
+layout(local_size_x = 256) in;
+
+#define MAX_SLOTS 32
+#define MAX_INPUTS 8
+#define MAX_REDUCTIONS 4
+
+// Op codes (bits 0-7 of OP_i): keep in sync with `FusedOp::code` in ops/fused.rs.
+#define F_LOAD 1u
+#define F_CONST 2u
+#define F_SUM 3u
+#define F_MAX 4u
+#define F_MIN 5u
+#define F_NEGATE 10u
+#define F_ABS 11u
+#define F_EXP 12u
+#define F_LOG 13u
+#define F_SQRT 14u
+#define F_ADD 20u
+#define F_SUBTRACT 21u
+#define F_MULTIPLY 22u
+#define F_DIVIDE 23u
+#define F_MAX2 24u
+#define F_MIN2 25u
+
+// NSLOTS: slots used (the last one is the output). FLAGS: bit 0 the f32 math functions
+// computed in double (EXACT_VIA_F64 modules), bit 1 the output is one value per row,
+// bit 2 the loads need row and column (an input read per row or per column), bits 8-15
+// the number of reductions, bits 16-23 each phase's reduction op (2 bits: 0 sum, 1 max,
+// 2 min).
+layout(constant_id = 0) const uint NSLOTS = 1u;
+layout(constant_id = 1) const uint FLAGS = 0u;
+
+// Per slot: OP (op | phase << 8 | reduction index << 16: the slot runs in phases >= its
+// phase; a reduction accumulates in phase == its index), ARG (a | b << 8 | input << 16
+// | access mode << 24, modes 0 full, 1 per row, 2 per column, 3 scalar) and a constant's
+// bits (LO, HI: an f32's bits in LO, an f64's in both).
+#define DECL_SLOT(i, a, b, c, d) \
+    layout(constant_id = a) const uint OP_##i = 0u; \
+    layout(constant_id = b) const uint ARG_##i = 0u; \
+    layout(constant_id = c) const uint LO_##i = 0u; \
+    layout(constant_id = d) const uint HI_##i = 0u;
+DECL_SLOT(0, 2, 3, 4, 5)
+DECL_SLOT(1, 6, 7, 8, 9)
+DECL_SLOT(2, 10, 11, 12, 13)
+DECL_SLOT(3, 14, 15, 16, 17)
+DECL_SLOT(4, 18, 19, 20, 21)
+DECL_SLOT(5, 22, 23, 24, 25)
+DECL_SLOT(6, 26, 27, 28, 29)
+DECL_SLOT(7, 30, 31, 32, 33)
+DECL_SLOT(8, 34, 35, 36, 37)
+DECL_SLOT(9, 38, 39, 40, 41)
+DECL_SLOT(10, 42, 43, 44, 45)
+DECL_SLOT(11, 46, 47, 48, 49)
+DECL_SLOT(12, 50, 51, 52, 53)
+DECL_SLOT(13, 54, 55, 56, 57)
+DECL_SLOT(14, 58, 59, 60, 61)
+DECL_SLOT(15, 62, 63, 64, 65)
+DECL_SLOT(16, 66, 67, 68, 69)
+DECL_SLOT(17, 70, 71, 72, 73)
+DECL_SLOT(18, 74, 75, 76, 77)
+DECL_SLOT(19, 78, 79, 80, 81)
+DECL_SLOT(20, 82, 83, 84, 85)
+DECL_SLOT(21, 86, 87, 88, 89)
+DECL_SLOT(22, 90, 91, 92, 93)
+DECL_SLOT(23, 94, 95, 96, 97)
+DECL_SLOT(24, 98, 99, 100, 101)
+DECL_SLOT(25, 102, 103, 104, 105)
+DECL_SLOT(26, 106, 107, 108, 109)
+DECL_SLOT(27, 110, 111, 112, 113)
+DECL_SLOT(28, 114, 115, 116, 117)
+DECL_SLOT(29, 118, 119, 120, 121)
+DECL_SLOT(30, 122, 123, 124, 125)
+DECL_SLOT(31, 126, 127, 128, 129)
+
+layout(push_constant) uniform Params {
+    uvec2 out_addr;
+    uvec2 in_addr[MAX_INPUTS];
+    uint rows;
+    uint cols;
+} pc;
+
+#if defined(CT_F64) || defined(EXACT_VIA_F64)
+#define ACC double  // f32 sums accumulate in f64, as the unfused reduction does
+#else
+#define ACC T
+#endif
+
+ACC acc_of(T x) {
+#if defined(EXACT_VIA_F64)
+    return f32_widen(x);
+#else
+    return x;
+#endif
+}
+
+T acc_round(ACC a) {
+#if defined(EXACT_VIA_F64)
+    return f32_narrow(a);
+#else
+    return a;
+#endif
+}
+
+ACC red_identity(uint op) {
+    if (op == 1u) return ACC(-1.0 / 0.0);
+    if (op == 2u) return ACC(1.0 / 0.0);
+    return ACC(0);
+}
+
+// NaN propagates through max and min, as in the reduce kernels.
+ACC red_combine(uint op, ACC a, ACC b) {
+    if (op == 1u) return (isnan(a) || a > b) ? a : b;
+    if (op == 2u) return (isnan(a) || a < b) ? a : b;
+    precise ACC s = a + b;
+    return s;
+}
+
+T fused_exp(T x) {
+#if defined(CT_F64)
+    return f64_exp(x);
+#elif defined(EXACT_VIA_F64)
+    if ((FLAGS & 1u) != 0u) return f32_narrow(f32x_exp(f32_widen(x)));
+    return exp(x);
+#else
+    return exp(x);
+#endif
+}
+
+T fused_log(T x) {
+#if defined(CT_F64)
+    return f64_log(x);
+#elif defined(EXACT_VIA_F64)
+    if ((FLAGS & 1u) != 0u) return f32_narrow(f32x_log(f32_widen(x)));
+    return log(x);
+#else
+    return log(x);
+#endif
+}
+
+T load_input(uint arg, uint row, uint col) {
+    uint which = (arg >> 16) & 0xFFu;
+    uint mode = arg >> 24;
+    uint at = mode == 0u ? row * pc.cols + col : mode == 1u ? row : mode == 2u ? col : 0u;
+    return BufT(pc.in_addr[which]).v[at];
+}
+
+T constant_of(uint lo, uint hi) {
+#if defined(CT_F64)
+    return packDouble2x32(uvec2(lo, hi));
+#else
+    return uintBitsToFloat(lo);
+#endif
+}
+
+// One element-wise slot.
+T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
+    precise T r;
+    switch (op & 0xFFu) {
+    case F_LOAD: r = load_input(arg, row, col); break;
+    case F_CONST: r = constant_of(lo, hi); break;
+    case F_NEGATE: r = -a; break;
+    case F_ABS: r = abs(a); break;
+    case F_EXP: r = fused_exp(a); break;
+    case F_LOG: r = fused_log(a); break;
+    case F_SQRT: r = nxv_sqrt(a); break;
+    case F_ADD: r = a + b; break;
+    case F_SUBTRACT: r = a - b; break;
+    case F_MULTIPLY: r = a * b; break;
+    case F_DIVIDE: r = nxv_div(a, b); break;
+    case F_MAX2: r = (isnan(a) || a > b) ? a : b; break;
+    case F_MIN2: r = (isnan(a) || a < b) ? a : b; break;
+    default: r = T(0);
+    }
+    return r;
+}
+
+bool is_reduction(uint op) {
+    uint code = op & 0xFFu;
+    return code == F_SUM || code == F_MAX || code == F_MIN;
+}
+
+// Slot i in phase `phase`: reductions already folded read their row value; the one of
+// this phase folds its operand into acc; element-wise slots of this phase or earlier run.
+#define SLOT(i) \
+    if (i < NSLOTS) { \
+        if (is_reduction(OP_##i)) { \
+            uint ridx = (OP_##i >> 16) & 0xFFu; \
+            if (ridx < phase) r[i] = rowv[ridx]; \
+            else if (ridx == phase) acc = red_combine(red_op, acc, acc_of(r[ARG_##i & 0xFFu])); \
+        } else if (((OP_##i >> 8) & 0xFFu) <= phase) { \
+            r[i] = eval_slot(OP_##i, ARG_##i, LO_##i, HI_##i, r[ARG_##i & 0xFFu], \
+                             r[(ARG_##i >> 8) & 0xFFu], row, col); \
+        } \
+    }
+
+#define ALL_SLOTS \
+    SLOT(0) \
+    SLOT(1) \
+    SLOT(2) \
+    SLOT(3) \
+    SLOT(4) \
+    SLOT(5) \
+    SLOT(6) \
+    SLOT(7) \
+    SLOT(8) \
+    SLOT(9) \
+    SLOT(10) \
+    SLOT(11) \
+    SLOT(12) \
+    SLOT(13) \
+    SLOT(14) \
+    SLOT(15) \
+    SLOT(16) \
+    SLOT(17) \
+    SLOT(18) \
+    SLOT(19) \
+    SLOT(20) \
+    SLOT(21) \
+    SLOT(22) \
+    SLOT(23) \
+    SLOT(24) \
+    SLOT(25) \
+    SLOT(26) \
+    SLOT(27) \
+    SLOT(28) \
+    SLOT(29) \
+    SLOT(30) \
+    SLOT(31) \
+
+shared ACC partial[256];
+
+// Elements per workgroup of an element-wise program.
+#define TILE 1024u
+
+void main() {
+#if defined(CT_F64) || defined(EXACT_VIA_F64)
+    dd_one = double(min(pc.cols, 1u));  // 1 whenever the kernel runs (see dd.glsl)
+#endif
+    const uint nred = (FLAGS >> 8) & 0xFFu;
+    const bool out_row = (FLAGS & 2u) != 0u;
+    const bool needs_rc = (FLAGS & 4u) != 0u;
+    // Element-wise programs take tiles of the flattened domain; programs with reductions
+    // (or one value per row) take one row per workgroup.
+    const bool elementwise = nred == 0u && !out_row;
+    const uint out_slot = NSLOTS - 1u;
+    BufT o = BufT(pc.out_addr);
+    T r[MAX_SLOTS];
+    T rowv[MAX_REDUCTIONS];
+    for (uint k = 0u; k < MAX_SLOTS; k++) r[k] = T(0);
+    for (uint k = 0u; k < MAX_REDUCTIONS; k++) rowv[k] = T(0);
+    ACC acc = ACC(0);
+    uint red_op = 0u;
+
+    // The slots are written out once (ALL_SLOTS below): drivers inline every library
+    // function at each expansion before the program's constants remove the unused ones.
+    uint lid = gl_LocalInvocationID.x;
+    uint groups = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    uint n = pc.rows * pc.cols;
+    uint units = elementwise ? (n + TILE - 1u) / TILE : pc.rows;
+    for (uint u = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; u < units; u += groups) {
+        for (uint phase = 0u; phase <= nred; phase++) {
+            if (phase < nred) {
+                red_op = (FLAGS >> (16u + 2u * phase)) & 3u;
+                acc = red_identity(red_op);
+            }
+            uint begin = elementwise ? u * TILE : 0u;
+            uint end = elementwise ? min(n, begin + TILE) : (phase == nred && out_row) ? 1u : pc.cols;
+            for (uint j = begin + lid; j < end; j += 256u) {
+                uint row = elementwise ? (needs_rc ? j / pc.cols : 0u) : u;
+                uint col = elementwise ? (needs_rc ? j - row * pc.cols : j) : j;
+                ALL_SLOTS
+                if (phase == nred) o.v[elementwise ? j : out_row ? row : row * pc.cols + col] = r[out_slot];
+            }
+            if (phase < nred) {
+                partial[lid] = acc;
+                barrier();
+                for (uint s = 128u; s > 0u; s >>= 1) {
+                    if (lid < s) partial[lid] = red_combine(red_op, partial[lid], partial[lid + s]);
+                    barrier();
+                }
+                T v = acc_round(partial[0]);
+                if (phase == 0u) rowv[0] = v;
+                else if (phase == 1u) rowv[1] = v;
+                else if (phase == 2u) rowv[2] = v;
+                else rowv[3] = v;
+                barrier();
+            }
+        }
+    }
+}
