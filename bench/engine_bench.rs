@@ -203,6 +203,38 @@ fn softmax_rows(n: usize, reps: usize, burst: usize) {
     );
 }
 
+/// The same softmax as one fused program (what Nx.Vulkan.Compiler runs for it): max,
+/// then sum of exp(x - max), then exp(x - max) / sum, three passes over each row in one
+/// launch.
+fn softmax_fused(n: usize, reps: usize, burst: usize) {
+    use nx_vulkan::ops::fused::{
+        fused, FusedBinary as B, FusedOp::*, FusedProgram, FusedReduce as R, FusedUnary as U,
+    };
+    let t = square(n);
+    let program = FusedProgram {
+        dtype: DType::F32,
+        shape: vec![n, n],
+        row_axes: 1,
+        slots: vec![
+            Input(0),
+            Reduce(R::Max, 0),
+            Binary(B::Subtract, 0, 1),
+            Unary(U::Exp, 2),
+            Reduce(R::Sum, 3),
+            Binary(B::Divide, 3, 4),
+        ],
+        per_row: false,
+    };
+    let s = burst_seconds(reps, burst, &|| fused(&program, &[&t]).unwrap());
+    emit(
+        "softmax_rows_fused_f32",
+        &format!("{}", n * n),
+        s * 1e6,
+        "us",
+        ",\"what\":\"one fused launch (Nx.Vulkan.Compiler)\"",
+    );
+}
+
 /// The five launches of `softmax_rows`, each timed alone (to see where the time goes).
 fn softmax_parts(n: usize, reps: usize, burst: usize) {
     let t = square(n);
@@ -435,6 +467,7 @@ fn main() {
     }
     if want("softmax") {
         softmax_rows(side, reps, burst);
+        softmax_fused(side, reps, burst);
     }
     if want("softmax_parts") {
         softmax_parts(side, reps, burst);
