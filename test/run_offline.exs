@@ -4,7 +4,8 @@
 #
 # Native tests (test/native) need only the NIF. Tests that need Nx/Axon (test/nx) run
 # when those libraries are on the code path (ERL_LIBS) and are reported as skipped
-# otherwise. Pass --only-native to leave out test/nx entirely.
+# otherwise. Pass --only-native to leave out test/nx entirely, or test files to run only
+# those of test/nx.
 root = Path.expand("..", __DIR__)
 
 Application.ensure_all_started(:logger)
@@ -16,7 +17,8 @@ Process.put(:nx_vulkan_has_nx, nx?)
 native_files = ~w(native_path.ex native.ex native_v.ex)
 
 nx_files =
-  ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/backend/reduce_fun.ex nx_vulkan/vulkano_backend.ex)
+  ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/backend/reduce_fun.ex nx_vulkan/vulkano_backend.ex
+     nx_vulkan/fused.ex nx_vulkan/compiler.ex nx_vulkan/compiler/fusion.ex)
 
 # The loader macro module first: the others need it at compile time.
 Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))
@@ -25,7 +27,8 @@ files =
   Enum.map(tl(native_files), &Path.join([root, "lib/nx_vulkan", &1])) ++
     if(nx?, do: Enum.map(nx_files, &Path.join([root, "lib", &1])), else: [])
 
-{:ok, _, _} = Kernel.ParallelCompiler.require(files)
+# compile, not require: it waits for the modules whose structs a file uses.
+{:ok, _, _} = Kernel.ParallelCompiler.compile(files)
 
 IO.puts(
   "Nx: #{if nx?, do: "available (#{Application.spec(:nx, :vsn)})", else: "not installed: test/nx is skipped"}" <>
@@ -39,7 +42,16 @@ only_native? = "--only-native" in System.argv()
 
 for file <- Path.wildcard(Path.join([root, "test", "native", "*_test.exs"])), do: Code.require_file(file)
 
-nx_test_files = if only_native?, do: [], else: Path.wildcard(Path.join([root, "test", "nx", "*_test.exs"]))
+# Test files named on the command line (`elixir test/run_offline.exs test/nx/x_test.exs`)
+# narrow test/nx to those.
+named = for arg <- System.argv(), String.ends_with?(arg, "_test.exs"), do: Path.expand(arg)
+
+nx_test_files =
+  cond do
+    only_native? -> []
+    named != [] -> named
+    true -> Path.wildcard(Path.join([root, "test", "nx", "*_test.exs"]))
+  end
 
 if nx? do
   Code.require_file(Path.join(root, "test/support/nx_helpers.exs"))

@@ -177,7 +177,26 @@ defmodule Nx.Vulkan.Backend do
     raise ArgumentError, "Nx.Vulkan.Backend does not support from_pointer/5: Vulkan memory has no portable pointer"
   end
 
+  # A fusion group of Nx.Vulkan.Compiler: one kernel. Where the engine has none for it
+  # (an f64 program on a device without f64) the block's default function runs the ops
+  # one by one, each as a callback of this backend.
   @impl true
+  def block(%Nx.Vulkan.Fused{} = f, %T{} = out, args, fun) do
+    refs = Enum.map(args, &ref!/1)
+
+    case Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs) do
+      {:ok, ref} ->
+        {:ok, ref} = Native.t_reshape(ref, shape_list(out))
+        wrap(out, ref)
+
+      {:error, {:unsupported, _}} ->
+        apply(fun, [f | args])
+
+      {:error, {kind, msg}} ->
+        raise error_module(kind), "Nx.Vulkan.Backend.block(Nx.Vulkan.Fused, #{describe([out | args])}): #{msg}"
+    end
+  end
+
   def block(struct, _output, args, fun), do: apply(fun, [struct | args])
 
   ## Creation

@@ -63,4 +63,5 @@ defmodule Nx.Vulkan.Native do
   def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
   def t_bitcast(_ref, _type), do: err()
   def t_fft(_ref, _inverse, _length, _axis, _eps, _type), do: err()
+  def t_fused(_type, _shape, _row_axes, _per_row, _slots, _inputs), do: err()
 end

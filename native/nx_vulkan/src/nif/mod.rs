@@ -5,6 +5,7 @@
 
 mod convert;
 mod device;
+mod fused;
 mod tensor;
 
 rustler::atoms! {

@@ -17,14 +17,14 @@ pub struct TensorRes(Mutex<Option<Tensor>>);
 #[rustler::resource_impl]
 impl rustler::Resource for TensorRes {}
 
-type Ref = ResourceArc<TensorRes>;
+pub(super) type Ref = ResourceArc<TensorRes>;
 
 fn new_ref(t: Tensor) -> Ref {
     ResourceArc::new(TensorRes(Mutex::new(Some(t))))
 }
 
 /// The engine tensor behind a reference, or an error if it was deallocated.
-fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
+pub(super) fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
     r.0.lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone()
@@ -36,7 +36,7 @@ fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
         })
 }
 
-fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
+pub(super) fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
     wrap(op, r).map(new_ref)
 }
 

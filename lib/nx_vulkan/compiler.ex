@@ -1,0 +1,83 @@
+defmodule Nx.Vulkan.Compiler do
+  @moduledoc """
+  The `Nx.Defn.Compiler` of Nx.Vulkan: runs `defn` functions on `Nx.Vulkan.Backend`,
+  with chains of element-wise ops and reductions over trailing axes fused into single
+  kernels.
+
+      Nx.Defn.default_options(compiler: Nx.Vulkan.Compiler)
+      # or per function:
+      fun = Nx.Defn.jit(&MyModel.softmax/1, compiler: Nx.Vulkan.Compiler)
+
+  Arguments on other backends are copied to the device first; tensors the function
+  creates live there too. Results are `Nx.Vulkan.Backend` tensors.
+
+  ## Fusion
+
+  A fusion group is a set of f32 or f64 ops among `negate abs exp log sqrt add subtract
+  multiply divide max min` and `sum reduce_max reduce_min` over the last axes, whose
+  intermediate values nothing outside the group reads. Softmax (`reduce_max`,
+  `subtract`, `exp`, `sum`, `divide`) becomes one kernel that reads each row three
+  times and writes it once, instead of five kernels and four intermediate tensors.
+  Fusing changes no result: every op rounds as its own kernel does (f32 math follows
+  `NX_VULKAN_F32_MATH`); only the order of a sum's additions can differ. Each distinct
+  group builds one pipeline the first time it runs.
+
+  Other ops run one by one as `Nx.Vulkan.Backend` callbacks (`Nx.Defn.Evaluator` walks
+  the expression). Expressions containing `while`, `cond`, hooks or vectorized axes are
+  not fused yet: they run op by op.
+
+  ## Options
+
+    * `:fuse` - `false` turns fusion off (default `true`)
+
+  Other options are `Nx.Defn.Evaluator`'s.
+  """
+
+  @behaviour Nx.Defn.Compiler
+
+  alias Nx.Vulkan.Compiler.Fusion
+
+  @impl true
+  def __jit__(key, vars, fun, args_list, opts) do
+    __compile__(key, vars, fun, opts).(args_list)
+  end
+
+  @impl true
+  def __compile__(key, vars, fun, opts) do
+    {fuse?, opts} = Keyword.pop(opts, :fuse, true)
+    fun = if fuse?, do: fn vars -> vars |> fun.() |> Fusion.rewrite() end, else: fun
+
+    compiled =
+      Nx.with_default_backend(Nx.Vulkan.Backend, fn ->
+        Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
+      end)
+
+    fn args_list ->
+      Nx.with_default_backend(Nx.Vulkan.Backend, fn ->
+        args_list |> Enum.map(fn args -> Enum.map(args, &on_device/1) end) |> compiled.()
+      end)
+    end
+  end
+
+  @impl true
+  def __partitions_options__(opts), do: Nx.Defn.Evaluator.__partitions_options__(opts)
+
+  @impl true
+  def __to_backend__(_opts), do: {Nx.Vulkan.Backend, []}
+
+  @impl true
+  def __shard_jit__(_key, _mesh, _vars, _fun, _args_list, _opts) do
+    raise ArgumentError, "Nx.Vulkan.Compiler does not support sharding"
+  end
+
+  # Parameters arrive as functions returning tensors; ours are device tensors.
+  defp on_device(fun) when is_function(fun, 0) do
+    fn ->
+      case fun.() do
+        %Nx.Tensor{data: %Nx.Vulkan.Backend{}} = t -> t
+        %Nx.Tensor{} = t -> Nx.backend_copy(t, Nx.Vulkan.Backend)
+        other -> other
+      end
+    end
+  end
+end

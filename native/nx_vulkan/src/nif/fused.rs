@@ -1,0 +1,64 @@
+//! The fused-program NIF (Nx.Vulkan.Compiler's fusion groups): slots arrive as
+//! `{name, a, b, value}` tuples naming Nx ops.
+
+use super::convert::{dtype, err, NifOut, ScalarTerm};
+use super::tensor::{get, out, Ref};
+use crate::error::Error;
+use crate::ops::creation::Scalar;
+use crate::ops::fused::{fused, FusedBinary, FusedOp, FusedProgram, FusedReduce, FusedUnary};
+
+const OP: &str = "fused";
+
+/// One slot: `{"input", k, _, _}`, `{"constant", _, _, value}`, `{"sum" | "reduce_max" |
+/// "reduce_min", a, _, _}`, `{unary, a, _, _}` or `{binary, a, b, _}` (Nx op names).
+fn slot(name: &str, a: usize, b: usize, value: &ScalarTerm) -> NifOut<FusedOp> {
+    let unknown = || err(OP, Error::InvalidArgument(format!("no fused op {name:?}")));
+    Ok(match name {
+        "input" => FusedOp::Input(a),
+        "constant" => FusedOp::Constant(match value.0 {
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+            Scalar::Complex(..) => return Err(unknown()),
+        }),
+        _ => {
+            if let Some(r) = FusedReduce::from_name(name) {
+                FusedOp::Reduce(r, a)
+            } else if let Some(u) = FusedUnary::from_name(name) {
+                FusedOp::Unary(u, a)
+            } else if let Some(op) = FusedBinary::from_name(name) {
+                FusedOp::Binary(op, a, b)
+            } else {
+                return Err(unknown());
+            }
+        }
+    })
+}
+
+/// Runs a fused program of type `ty` over the domain `shp` (rows: its first `row_axes`
+/// axes) on `inputs`; the result has the domain's shape, or the rows' when `per_row`.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn t_fused(
+    ty: String,
+    shp: Vec<usize>,
+    row_axes: usize,
+    per_row: bool,
+    slots: Vec<(String, usize, usize, ScalarTerm)>,
+    inputs: Vec<Ref>,
+) -> NifOut<Ref> {
+    let program = FusedProgram {
+        dtype: dtype(OP, &ty)?,
+        shape: shp,
+        row_axes,
+        slots: slots
+            .iter()
+            .map(|(name, a, b, v)| slot(name, *a, *b, v))
+            .collect::<NifOut<_>>()?,
+        per_row,
+    };
+    let tensors = inputs
+        .iter()
+        .map(|r| get(OP, r))
+        .collect::<NifOut<Vec<_>>>()?;
+    let refs: Vec<_> = tensors.iter().collect();
+    out(OP, fused(&program, &refs))
+}
