@@ -47,7 +47,8 @@ layout(local_size_x = 256) in;
 // computed in double (EXACT_VIA_F64 modules), bit 1 the output is one value per row,
 // bit 2 the loads need row and column (an input read per row or per column), bits 8-15
 // the number of reductions, bits 16-23 each phase's reduction op (2 bits: 0 sum, 1 max,
-// 2 min).
+// 2 min). Bit 3: one input's row is read into shared memory once per row and every phase
+// reads it there (rows of at most ROW_CACHE elements); bits 24-27: that input.
 layout(constant_id = 0) const uint NSLOTS = 1u;
 layout(constant_id = 1) const uint FLAGS = 0u;
 
@@ -158,11 +159,35 @@ T fused_log(T x) {
 #endif
 }
 
+#if defined(CT_F64)
+#define ROW_CACHE 2048u
+#else
+#define ROW_CACHE 4096u
+#endif
+shared T row_cache[ROW_CACHE];
+
 T load_input(uint arg, uint row, uint col) {
     uint which = (arg >> 16) & 0xFFu;
     uint mode = arg >> 24;
+    // The cached input's row was read into shared memory before the first phase.
+    if ((FLAGS & 8u) != 0u && mode == 0u && which == ((FLAGS >> 24) & 15u)) return row_cache[col];
     uint at = mode == 0u ? row * pc.cols + col : mode == 1u ? row : mode == 2u ? col : 0u;
     return BufT(pc.in_addr[which]).v[at];
+}
+
+// Reads row `row` of the cached input into shared memory, eight loads in flight per
+// thread (a loop of one load and one use would wait for each load in turn). Thread lid
+// stores the columns lid + 256 k, the ones it reads back in every phase: no barrier.
+void fill_row_cache(uint row, uint lid) {
+    BufT src = BufT(pc.in_addr[(FLAGS >> 24) & 15u]);
+    uint base = row * pc.cols;
+    uint c = lid;
+    for (; c + 1792u < pc.cols; c += 2048u) {
+        T v[8];
+        for (uint k = 0u; k < 8u; k++) v[k] = src.v[base + c + 256u * k];
+        for (uint k = 0u; k < 8u; k++) row_cache[c + 256u * k] = v[k];
+    }
+    for (; c < pc.cols; c += 256u) row_cache[c] = src.v[base + c];
 }
 
 T constant_of(uint lo, uint hi) {
@@ -279,6 +304,7 @@ void main() {
     uint n = pc.rows * pc.cols;
     uint units = elementwise ? (n + TILE - 1u) / TILE : pc.rows;
     for (uint u = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; u < units; u += groups) {
+        if (!elementwise && (FLAGS & 8u) != 0u) fill_row_cache(u, lid);
         for (uint phase = 0u; phase <= nred; phase++) {
             if (phase < nred) {
                 red_op = (FLAGS >> (16u + 2u * phase)) & 3u;

@@ -171,6 +171,39 @@ fn softmax_matches_the_unfused_ops() {
         check_softmax(DType::F32, shape);
         check_softmax(DType::F64, shape);
     }
+    // Rows longer than the shared-memory row cache (4096 f32, 2048 f64) read global
+    // memory in every pass.
+    check_softmax(DType::F32, &[2, 5000]);
+    check_softmax(DType::F64, &[2, 3000]);
+}
+
+#[test]
+fn row_reductions_propagate_nan_and_infinities() {
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    let rows: [[f32; 4]; 5] = [
+        [1.0, nan, 3.0, 2.0],
+        [-inf, -inf, -inf, -inf],
+        [inf, 1.0, -inf, 0.0],
+        [nan, nan, nan, nan],
+        [0.5, -0.25, 8.0, -3.0],
+    ];
+    let xs: Vec<f32> = rows.iter().flatten().copied().collect();
+    let x = upload(&[5, 4], DType::F32, &xs);
+    for (r, op) in [
+        (R::Max, ReduceOp::Max),
+        (R::Min, ReduceOp::Min),
+        (R::Sum, ReduceOp::Sum),
+    ] {
+        let mut p = program(DType::F32, &[5, 4], 1, vec![Input(0), Reduce(r, 0)]);
+        p.per_row = true;
+        let got: Vec<f32> = download(&fused(&p, &[&x]).unwrap());
+        let want: Vec<f32> = download(&reduce(op, &x, Some(&[1]), false, DType::F32).unwrap());
+        let same = |a: f32, b: f32| (a.is_nan() && b.is_nan()) || a == b;
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(same(*g, *w), "{r:?} row {i}: fused {g} vs {w}");
+        }
+    }
 }
 
 #[test]
