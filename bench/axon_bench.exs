@@ -1,7 +1,9 @@
 # One SGD training step of an Axon MLP 784-128-10 (ReLU, softmax cross-entropy), batch 128,
 # on Nx.Vulkan.Backend with every op on the GPU (host fallback raising): the forward pass,
-# the gradient through Nx.Defn's autodiff (default Evaluator compiler) and the update.
-# Needs Nx and Axon on ERL_LIBS (DEVELOPERS.md); prints one JSON line:
+# the gradient through Nx.Defn's autodiff and the update, compiled by Nx.Defn.Evaluator
+# (op by op) and by Nx.Vulkan.Compiler (fusion); then softmax over the rows of a
+# 4096x4096 f32 matrix through Nx.Vulkan.Compiler (one fused kernel).
+# Needs Nx and Axon on ERL_LIBS (DEVELOPERS.md); prints one JSON line per figure:
 #
 #     elixir bench/axon_bench.exs
 root = Path.expand("..", __DIR__)
@@ -10,7 +12,7 @@ Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))
 {:ok, _, _} =
   Path.wildcard(Path.join(root, "lib/**/*.ex"))
   |> Kernel.--([Path.join(root, "lib/nx_vulkan/native_path.ex")])
-  |> Kernel.ParallelCompiler.require()
+  |> Kernel.ParallelCompiler.compile()
 
 {:ok, _} = Application.ensure_all_started(:axon)
 Nx.default_backend(Nx.Vulkan.Backend)
@@ -36,40 +38,70 @@ loss = fn data, x, y ->
 end
 
 # x and y are arguments (not closures), so the grad traces them as inputs.
-value_and_grad = Nx.Defn.jit(fn data, x, y -> Nx.Defn.value_and_grad(data, &loss.(&1, x, y)) end)
+grad_fun = fn data, x, y -> Nx.Defn.value_and_grad(data, &loss.(&1, x, y)) end
 
-step = fn data ->
-  {l, grads} = value_and_grad.(data, x, y)
+median = fn list -> Enum.at(Enum.sort(list), div(length(list), 2)) end
 
+for {compiler, figure} <- [{Nx.Defn.Evaluator, "axon_mlp_step"}, {Nx.Vulkan.Compiler, "axon_mlp_step_compiler"}] do
+  value_and_grad = Nx.Defn.jit(grad_fun, compiler: compiler)
+
+  step = fn data ->
+    {l, grads} = value_and_grad.(data, x, y)
+
+    data =
+      Map.new(data, fn {layer, ps} ->
+        {layer, Map.new(ps, fn {k, v} -> {k, Nx.subtract(v, Nx.multiply(grads[layer][k], 0.01))} end)}
+      end)
+
+    {l, data}
+  end
+
+  # Warm-up (pipelines, pool), then timed steps; each step reads its loss (a host wait).
   data =
-    Map.new(data, fn {layer, ps} ->
-      {layer, Map.new(ps, fn {k, v} -> {k, Nx.subtract(v, Nx.multiply(grads[layer][k], 0.01))} end)}
+    Enum.reduce(1..20, state.data, fn _, d ->
+      {l, d} = step.(d)
+      Nx.to_number(l)
+      d
     end)
 
-  {l, data}
+  {times, _} =
+    Enum.map_reduce(1..60, data, fn _, d ->
+      t0 = System.monotonic_time(:microsecond)
+      {l, d} = step.(d)
+      Nx.to_number(l)
+      {System.monotonic_time(:microsecond) - t0, d}
+    end)
+
+  stats = Nx.Vulkan.fallback_stats()
+
+  IO.puts(
+    "{\"figure\":\"#{figure}\",\"size\":\"784-128-10 b128\",\"value\":#{median.(times)},\"unit\":\"us\"," <>
+      "\"what\":\"Axon model, Nx.Defn grad compiled by #{inspect(compiler)}, SGD update, loss read back\"," <>
+      "\"fallbacks\":#{map_size(stats)},\"caller\":\"elixir\"}"
+  )
 end
 
-# Warm-up (pipelines, pool), then timed steps; each step reads its loss (a host wait).
-data =
-  Enum.reduce(1..20, state.data, fn _, d ->
-    {l, d} = step.(d)
-    Nx.to_number(l)
-    d
-  end)
+# Softmax over rows through Nx.Vulkan.Compiler: bursts of 10 calls, then one wait.
+softmax = fn t ->
+  e = Nx.exp(Nx.subtract(t, Nx.reduce_max(t, axes: [1], keep_axes: true)))
+  Nx.divide(e, Nx.sum(e, axes: [1], keep_axes: true))
+end
 
-{times, _} =
-  Enum.map_reduce(1..60, data, fn _, d ->
+n = if System.get_env("NX_BENCH_QUICK") in ["1", "true"], do: 1024, else: 4096
+{m, _} = Nx.Random.uniform(Nx.Random.key(1), shape: {n, n}, type: :f32)
+fused = Nx.Defn.jit(softmax, compiler: Nx.Vulkan.Compiler)
+for _ <- 1..20, do: fused.(m)
+Nx.Vulkan.synchronize()
+
+times =
+  for _ <- 1..9 do
     t0 = System.monotonic_time(:microsecond)
-    {l, d} = step.(d)
-    Nx.to_number(l)
-    {System.monotonic_time(:microsecond) - t0, d}
-  end)
-
-median = Enum.at(Enum.sort(times), div(length(times), 2))
-stats = Nx.Vulkan.fallback_stats()
+    for _ <- 1..10, do: fused.(m)
+    Nx.Vulkan.synchronize()
+    (System.monotonic_time(:microsecond) - t0) / 10
+  end
 
 IO.puts(
-  "{\"figure\":\"axon_mlp_step\",\"size\":\"784-128-10 b128\",\"value\":#{median},\"unit\":\"us\"," <>
-    "\"what\":\"Axon model, Nx.Defn grad with the Evaluator, SGD update, loss read back\"," <>
-    "\"fallbacks\":#{map_size(stats)},\"caller\":\"elixir\"}"
+  "{\"figure\":\"softmax_rows_compiler_f32\",\"size\":\"#{n * n}\",\"value\":#{median.(times)},\"unit\":\"us\"," <>
+    "\"what\":\"Nx.Defn.jit(softmax, compiler: Nx.Vulkan.Compiler), per call in bursts of 10\",\"caller\":\"elixir\"}"
 )

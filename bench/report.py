@@ -26,6 +26,14 @@ def load(path):
     return rows, meta
 
 
+# Figures compared with a peer figure of another name: the same work done another way.
+PEER_OF = {
+    "softmax_rows_fused_f32": "softmax_rows_f32",
+    "softmax_rows_compiler_f32": "softmax_rows_f32",
+    "axon_mlp_step_compiler": "axon_mlp_step",
+}
+
+
 def higher_is_better(unit):
     return unit in ("GB/s", "TFLOP/s")
 
@@ -63,7 +71,7 @@ def main():
     table = []
     for caller, rows in (("Rust engine", ours), ("Elixir (NIF)", elixir)):
         for r in rows:
-            p = peers.get(key(r))
+            p = peers.get(key(r)) or peers.get((PEER_OF.get(r["figure"]), r["size"]))
             ratio = None
             if p and p["value"]:
                 ratio = r["value"] / p["value"] if higher_is_better(r["unit"]) else p["value"] / r["value"]

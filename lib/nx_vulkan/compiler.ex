@@ -9,7 +9,9 @@ defmodule Nx.Vulkan.Compiler do
       fun = Nx.Defn.jit(&MyModel.softmax/1, compiler: Nx.Vulkan.Compiler)
 
   Arguments on other backends are copied to the device first; tensors the function
-  creates live there too. Results are `Nx.Vulkan.Backend` tensors.
+  creates live there too. Results are `Nx.Vulkan.Backend` tensors. Each process keeps
+  the last 64 compiled functions (by function, argument shapes and types, and options),
+  so calling a jitted function again does not trace it again.
 
   ## Fusion
 
@@ -37,9 +39,29 @@ defmodule Nx.Vulkan.Compiler do
 
   alias Nx.Vulkan.Compiler.Fusion
 
+  # Compiled functions kept per process, by function, argument templates and options:
+  # a call that hits skips tracing, fusion planning and the evaluator's preparation.
+  @cache_size 64
+
   @impl true
   def __jit__(key, vars, fun, args_list, opts) do
-    __compile__(key, vars, fun, opts).(args_list)
+    templates = Enum.map(vars, &Nx.Defn.Composite.traverse(&1, fn t -> Nx.to_template(t) end))
+    cache_key = {key, templates, opts}
+    cache = Process.get(__MODULE__, %{})
+
+    compiled =
+      case cache do
+        %{^cache_key => compiled} ->
+          compiled
+
+        %{} ->
+          compiled = __compile__(key, vars, fun, opts)
+          cache = if map_size(cache) >= @cache_size, do: %{}, else: cache
+          Process.put(__MODULE__, Map.put(cache, cache_key, compiled))
+          compiled
+      end
+
+    compiled.(args_list)
   end
 
   @impl true
