@@ -1,30 +1,3 @@
-defmodule Nx.Vulkan.DoctestSupport do
-  @moduledoc false
-  # Nx's own doctests with Nx.Vulkan.Backend as the default backend and the host fallback
-  # raising, so a doctest passes only when every op it makes ran on the GPU. Exclusions
-  # are by function, each group with its reason; the README records the counts.
-
-  @doc "For a test's `setup`: Nx.Vulkan.Backend is the default and the fallback raises."
-  def on_the_gpu do
-    Nx.default_backend(Nx.Vulkan.Backend)
-    Nx.Vulkan.NxHelpers.raise_on_fallback()
-  end
-
-  # Precision: the f64 functions below (f32 math is computed in double and rounded once,
-  # Nx's own values; with NX_VULKAN_F32_MATH=native logsumexp and Nx.Random's gumbel,
-  # normal and multivariate_normal print a last digit off).
-  def precision, do: f64_reference_off()
-
-  # Our f64 math is correctly rounded (checked against mpmath in
-  # native/nx_vulkan/tests/math64.rs); these doctests print a value 1 ulp away, from
-  # glibc (sinh, acosh, atanh, erfc) or Nx's formulas (expm1 as exp(x) - 1, sigmoid as
-  # 1 / (1 + exp(-x))), and erf_inv's from Giles' single-precision approximation
-  # evaluated in f64 (0.0888559878 for 0.0888559905).
-  def f64_reference_off do
-    [expm1: 1, sigmoid: 1, sinh: 1, acosh: 1, atanh: 1, erfc: 1, erf_inv: 1]
-  end
-end
-
 defmodule Nx.Vulkan.DoctestTest do
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()

@@ -16,6 +16,7 @@ defmodule Nx.Vulkan.TrainingTest do
     Nx.Defn.Composite.traverse(params, &Nx.backend_copy(&1, backend))
   end
 
+  # The GPU step compiled by the Evaluator (op by op) and by Nx.Vulkan.Compiler (fused).
   test "forward pass, value_and_grad and an SGD step match Nx.BinaryBackend" do
     {init_fn, predict_fn} = Axon.build(model(), compiler: Nx.Defn.Evaluator)
     x = Nx.iota({8, 4}, type: :f32) |> Nx.divide(32.0)
@@ -26,12 +27,12 @@ defmodule Nx.Vulkan.TrainingTest do
       predict.(params, x) |> Nx.subtract(y) |> Nx.pow(2) |> Nx.mean()
     end
 
-    step = fn params, x, y ->
+    step = fn params, x, y, compiler ->
       # Nx.Defn.Evaluator runs every op of the traced step eagerly on the tensors' backend.
       grad_fn =
         Nx.Defn.jit(
           fn params, x, y -> Nx.Defn.value_and_grad(params, fn p -> loss.(p, x, y, predict_fn) end) end,
-          compiler: Nx.Defn.Evaluator
+          compiler: compiler
         )
 
       {l, g} = grad_fn.(params, x, y)
@@ -52,12 +53,16 @@ defmodule Nx.Vulkan.TrainingTest do
       assert %Nx.Vulkan.Backend{} = gpu_out.data
       assert Nx.all_close(host(gpu_out), cpu_out, atol: 1.0e-5) |> Nx.to_number() == 1
 
-      {gl, gnew} = step.(gpu_params, gx, gy)
-      {cl, cnew} = step.(cpu_params, x, y)
-      assert_in_delta Nx.to_number(gl), Nx.to_number(cl), 1.0e-5
+      {cl, cnew} = step.(cpu_params, x, y, Nx.Defn.Evaluator)
 
-      for {g, c} <- Enum.zip(flat(gnew), flat(cnew)) do
-        assert Nx.all_close(host(g), c, atol: 1.0e-5) |> Nx.to_number() == 1
+      for compiler <- [Nx.Defn.Evaluator, Nx.Vulkan.Compiler] do
+        {gl, gnew} = step.(gpu_params, gx, gy, compiler)
+        assert_in_delta Nx.to_number(gl), Nx.to_number(cl), 1.0e-5
+
+        for {g, c} <- Enum.zip(flat(gnew), flat(cnew)) do
+          assert %Nx.Vulkan.Backend{} = g.data
+          assert Nx.all_close(host(g), c, atol: 1.0e-5) |> Nx.to_number() == 1, inspect(compiler)
+        end
       end
     after
       Nx.Vulkan.set_fallback(previous)
