@@ -182,9 +182,15 @@ defmodule Nx.Vulkan.Backend do
   # one by one, each as a callback of this backend.
   @impl true
   def block(%Nx.Vulkan.Fused{} = f, %T{} = out, args, fun) do
-    refs = Enum.map(args, &ref!/1)
+    result =
+      try do
+        refs = Enum.map(args, &ref!/1)
+        Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs)
+      catch
+        {:nx_vulkan_unsupported, msg} -> {:error, {:unsupported, msg}}
+      end
 
-    case Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs) do
+    case result do
       {:ok, ref} ->
         {:ok, ref} = Native.t_reshape(ref, shape_list(out))
         wrap(out, ref)

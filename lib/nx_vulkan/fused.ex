@@ -18,9 +18,11 @@ defmodule Nx.Vulkan.Fused do
       `{"add", a, b, 0}` or a reduction `{"sum", a, 0, 0}` (Nx names; `a` and `b` index
       earlier slots). The last slot is the result.
     * `:reduce_opts` - the Nx options of each reduction, by slot index (for `evaluate/2`)
+    * `:constant_shapes` - the shape of each constant, by slot index (for `evaluate/2`;
+      the kernel broadcasts every value to the domain anyway)
   """
 
-  defstruct [:type, :shape, :row_axes, :per_row, :slots, reduce_opts: %{}]
+  defstruct [:type, :shape, :row_axes, :per_row, :slots, reduce_opts: %{}, constant_shapes: %{}]
 
   @typedoc "A fused program."
   @type t :: %__MODULE__{}
@@ -33,23 +35,21 @@ defmodule Nx.Vulkan.Fused do
   implementation, and the reference the fused kernel is tested against.
   """
   @spec evaluate(t(), [Nx.Tensor.t()]) :: Nx.Tensor.t()
-  def evaluate(%__MODULE__{slots: slots, type: type, reduce_opts: opts}, inputs) do
+  def evaluate(%__MODULE__{slots: slots, type: type, reduce_opts: opts} = f, inputs) do
     regs =
       slots
       |> Enum.with_index()
-      |> Enum.reduce(%{}, fn {slot, i}, regs -> Map.put(regs, i, value(slot, i, regs, inputs, type, opts)) end)
+      |> Enum.reduce(%{}, fn {slot, i}, regs ->
+        v = value(slot, i, regs, inputs, type, opts)
+        v = if shape = f.constant_shapes[i], do: Nx.broadcast(v, shape), else: v
+        Map.put(regs, i, v)
+      end)
 
     Map.fetch!(regs, length(slots) - 1)
   end
 
   defp value({"input", k, _, _}, _i, _regs, inputs, _type, _opts), do: Enum.at(inputs, k)
-  defp value({"constant", _, _, :nan}, _i, _regs, _inputs, type, _opts), do: Nx.Constants.nan(type)
-  defp value({"constant", _, _, :infinity}, _i, _regs, _inputs, type, _opts), do: Nx.Constants.infinity(type)
-
-  defp value({"constant", _, _, :neg_infinity}, _i, _regs, _inputs, type, _opts),
-    do: Nx.Constants.neg_infinity(type)
-
-  defp value({"constant", _, _, v}, _i, _regs, _inputs, type, _opts), do: Nx.tensor(v, type: type)
+  defp value({"constant", _, _, v}, _i, _regs, _inputs, type, _opts), do: constant(v, type)
 
   defp value({name, a, _, _}, i, regs, _inputs, _type, opts) when name in @reductions,
     do: apply(Nx, String.to_existing_atom(name), [regs[a], Map.fetch!(opts, i)])
@@ -59,4 +59,12 @@ defmodule Nx.Vulkan.Fused do
 
   defp value({name, a, _, _}, _i, regs, _inputs, _type, _opts),
     do: apply(Nx, String.to_existing_atom(name), [regs[a]])
+
+  # Constants live on Nx.BinaryBackend, which mixes with any backend and with defn
+  # expressions (the default expression is built from this function too).
+  @host [backend: Nx.BinaryBackend]
+  defp constant(:nan, type), do: Nx.Constants.nan(type, @host)
+  defp constant(:infinity, type), do: Nx.Constants.infinity(type, @host)
+  defp constant(:neg_infinity, type), do: Nx.Constants.neg_infinity(type, @host)
+  defp constant(v, type), do: Nx.tensor(v, [type: type] ++ @host)
 end

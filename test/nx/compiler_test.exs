@@ -34,6 +34,10 @@ defmodule Nx.Vulkan.CompilerTest do
 
   defn(int_and_float(x, i), do: {Nx.add(i, 1), Nx.negate(Nx.exp(x))})
 
+  defn(shaped_constant(x), do: Nx.exp(x + Nx.broadcast(1.0, {3, 4})))
+
+  defn(total_abs_diff(x, y), do: Nx.sum(Nx.abs(x - y)))
+
   defp vulkan_jit(fun, opts \\ []), do: Nx.Defn.jit(fun, [compiler: Nx.Vulkan.Compiler] ++ opts)
 
   defp dispatches(fun) do
@@ -124,5 +128,27 @@ defmodule Nx.Vulkan.CompilerTest do
     assert length(f.slots) == 6
     got = Nx.Vulkan.Fused.evaluate(f, [x])
     assert_close(got, Nx.Defn.jit(&softmax/1, compiler: Nx.Defn.Evaluator).(x), 1.0e-6)
+  end
+
+  test "constants with a shape keep it in the default implementation" do
+    x = Nx.tensor([0.5, -1.0, 2.0, 0.0])
+    expr = Nx.Defn.debug_expr(&shaped_constant/1).(x)
+    rewritten = Nx.Vulkan.Compiler.Fusion.rewrite(expr)
+    assert %Nx.Defn.Expr{op: :block, args: [%Nx.Vulkan.Fused{} = f | _]} = rewritten.data
+    want = Nx.Defn.jit(&shaped_constant/1, compiler: Nx.Defn.Evaluator).(x)
+    assert_close(Nx.Vulkan.Fused.evaluate(f, [x]), want, 1.0e-6)
+    assert_close(vulkan_jit(&shaped_constant/1).(x), want, 1.0e-6)
+  end
+
+  test "a reduction over few long rows stays unfused; its element-wise part fuses" do
+    x = sample({512, 256}, :f32, 9)
+    y = sample({512, 256}, :f32, 10)
+    expr = Nx.Defn.debug_expr(&total_abs_diff/2).(x, y)
+    rewritten = Nx.Vulkan.Compiler.Fusion.rewrite(expr)
+    assert %Nx.Defn.Expr{op: :sum, args: [abs_diff, _]} = rewritten.data
+    assert %Nx.Defn.Expr{op: :block, args: [%Nx.Vulkan.Fused{slots: slots} | _]} = abs_diff.data
+    assert Enum.map(slots, &elem(&1, 0)) == ["input", "input", "subtract", "abs"]
+    want = Nx.Defn.jit(&total_abs_diff/2, compiler: Nx.Defn.Evaluator).(x, y)
+    assert_close(vulkan_jit(&total_abs_diff/2).(x, y), want, 1.0e-5)
   end
 end

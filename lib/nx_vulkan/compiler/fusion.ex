@@ -24,6 +24,9 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   @max_slots 32
   @max_inputs 8
   @max_reductions 4
+  # Reductions fuse when the domain has at least this many rows, or is this small.
+  @min_rows 64
+  @small_domain 65_536
 
   @doc false
   # The expression with its fusion groups replaced by `Nx.block/4` nodes.
@@ -230,7 +233,14 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     ops = Enum.count(program.slots, fn {name, _, _, _} -> name not in ~w(input constant) end)
     cols = group.shape |> Tuple.to_list() |> Enum.drop(group.k) |> Enum.product()
 
-    if ops >= 2 and program.inputs != [] and cols > 0 and within_limits?(group),
+    rows = group.shape |> Tuple.to_list() |> Enum.take(group.k) |> Enum.product()
+    reduces? = Enum.any?(program.slots, fn {name, _, _, _} -> name in ~w(sum reduce_max reduce_min) end)
+
+    # The kernel folds each row in one workgroup: few long rows would leave the GPU idle
+    # (a full reduction would be one workgroup), so those reductions stay unfused.
+    wide_enough? = not reduces? or rows >= @min_rows or rows * cols <= @small_domain
+
+    if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(group),
       do: {:ok, Map.put(group, :program, program)},
       else: :error
   end
@@ -238,7 +248,7 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   ## The program: members in dependency order, each operand outside the group an input.
 
   defp program(group) do
-    state = %{slots: [], slot_of: %{}, inputs: [], reduce_opts: %{}}
+    state = %{slots: [], slot_of: %{}, inputs: [], reduce_opts: %{}, constant_shapes: %{}}
     state = emit(group.root, group, state)
     %{state | slots: Enum.reverse(state.slots), inputs: Enum.reverse(state.inputs)}
   end
@@ -251,7 +261,10 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     end
   end
 
-  defp emit_leaf(%T{data: %Expr{id: id, op: :constant, args: [v]}}, state), do: push(state, id, {"constant", 0, 0, v})
+  defp emit_leaf(%T{data: %Expr{id: id, op: :constant, args: [v]}} = t, state) do
+    state = push(state, id, {"constant", 0, 0, v})
+    put_in(state.constant_shapes[state.slot_of[id]], t.shape)
+  end
 
   defp emit_leaf(%T{data: %Expr{id: id}} = t, state) do
     state = %{state | inputs: [t | state.inputs]}
@@ -321,10 +334,16 @@ defmodule Nx.Vulkan.Compiler.Fusion do
       row_axes: group.k,
       per_row: per_row,
       slots: group.program.slots,
-      reduce_opts: group.program.reduce_opts
+      reduce_opts: group.program.reduce_opts,
+      constant_shapes: group.program.constant_shapes
     }
 
-    args = [struct, inputs, root, default_fun(length(inputs))]
+    # The block's default expression, as Nx.block/4 builds it: the program replayed with
+    # Nx over parameters (not the original nodes, whose ids the rest of the graph reuses).
+    params = Enum.with_index(inputs, fn t, i -> Expr.parameter(t, root.data.context, i) end)
+    default = Nx.Vulkan.Fused.evaluate(struct, params)
+
+    args = [struct, inputs, default, default_fun(length(inputs))]
     {%{root | data: %Expr{id: Expr.id(), op: :block, args: args, context: root.data.context}}, cache}
   end
 
