@@ -342,6 +342,10 @@ fn bad_programs_are_errors() {
     let mut p = program(DType::F32, &[2, 3], 1, vec![Input(0), Unary(U::Exp, 0)]);
     p.per_row = true;
     assert!(bad(p, &[&x]).contains("per row"));
+    let empty_rows = upload(&[2, 0], DType::F32, &[0f32; 0]);
+    let mut p = program(DType::F32, &[2, 0], 1, vec![Input(0), Unary(U::Exp, 0)]);
+    p.per_row = true;
+    assert!(bad(p, &[&empty_rows]).contains("no columns"));
     let many = vec![Input(0); 33];
     assert!(bad(program(DType::F32, &[2, 3], 1, many), &[&x]).contains("1 to 32 slots"));
 }

@@ -305,7 +305,19 @@ impl Plan {
         }
         let rows = numel(&p.shape[..p.row_axes])?;
         let cols = numel(&p.shape[p.row_axes..])?;
-        numel(&p.shape)?;
+        // The kernel's 32-bit tile and column loops must not wrap.
+        if numel(&p.shape)? as u64 > u32::MAX as u64 - TILE {
+            return Err(crate::unsupported!(
+                "fused program over {:?}: more than 2^32 - {TILE} elements",
+                p.shape
+            ));
+        }
+        if p.per_row && cols == 0 && rows > 0 {
+            return Err(crate::invalid!(
+                "fused program: one value per row of no columns (domain {:?})",
+                p.shape
+            ));
+        }
         let mut strides = Vec::with_capacity(inputs.len());
         for (i, t) in inputs.iter().enumerate() {
             if t.dtype != p.dtype {
