@@ -28,6 +28,12 @@ defmodule Nx.Vulkan.DoctestSupport do
     Nx.Vulkan.NxHelpers.raise_on_fallback()
   end
 
+  @doc "`on_the_gpu/0`, with Nx.Vulkan.Compiler as the process's defn compiler."
+  def on_the_gpu_compiled do
+    Nx.Defn.default_options(compiler: Nx.Vulkan.Compiler)
+    on_the_gpu()
+  end
+
   # Precision: the f64 functions below (f32 math is computed in double and rounded once,
   # Nx's own values; with NX_VULKAN_F32_MATH=native logsumexp and Nx.Random's gumbel,
   # normal and multivariate_normal print a last digit off).
