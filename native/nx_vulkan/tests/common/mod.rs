@@ -6,6 +6,7 @@
 use nx_vulkan::{DType, Tensor};
 
 pub mod complex;
+pub mod erf;
 
 // ---------------------------------------------------------------- bytes <-> values
 
