@@ -207,9 +207,10 @@ fn softmax_rows(n: usize, reps: usize, burst: usize) {
 /// then sum of exp(x - max), then exp(x - max) / sum, three passes over each row in one
 /// launch.
 fn softmax_fused(n: usize, reps: usize, burst: usize) {
-    use nx_vulkan::ops::fused::{
-        fused, FusedBinary as B, FusedOp::*, FusedProgram, FusedReduce as R, FusedUnary as U,
-    };
+    use nx_vulkan::ops::fused::{fused, FusedOp::*, FusedProgram};
+    use BinaryOp as B;
+    use ReduceOp as R;
+    use UnaryOp as U;
     let t = square(n);
     let program = FusedProgram {
         dtype: DType::F32,

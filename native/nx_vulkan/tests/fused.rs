@@ -7,11 +7,12 @@ mod common;
 
 use common::*;
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
-use nx_vulkan::ops::fused::{
-    fused, FusedBinary as B, FusedOp, FusedOp::*, FusedProgram, FusedReduce as R, FusedUnary as U,
-};
+use nx_vulkan::ops::fused::{fused, FusedOp, FusedOp::*, FusedProgram};
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
 use nx_vulkan::{DType, Error, Tensor};
+use BinaryOp as B;
+use ReduceOp as R;
+use UnaryOp as U;
 
 fn program(dtype: DType, shape: &[usize], row_axes: usize, slots: Vec<FusedOp>) -> FusedProgram {
     FusedProgram {
@@ -346,6 +347,21 @@ fn bad_programs_are_errors() {
     let mut p = program(DType::F32, &[2, 0], 1, vec![Input(0), Unary(U::Exp, 0)]);
     p.per_row = true;
     assert!(bad(p, &[&empty_rows]).contains("no columns"));
+    let m = bad(
+        program(DType::F32, &[2, 3], 1, vec![Input(0), Unary(U::Sin, 0)]),
+        &[&x],
+    );
+    assert!(m.contains("fused kernels lack"), "{m}");
+    let m = bad(
+        program(
+            DType::F32,
+            &[2, 3],
+            1,
+            vec![Input(0), Reduce(R::Product, 0)],
+        ),
+        &[&x],
+    );
+    assert!(m.contains("fused kernels lack"), "{m}");
     let many = vec![Input(0); 33];
     assert!(bad(program(DType::F32, &[2, 3], 1, many), &[&x]).contains("1 to 32 slots"));
 }

@@ -5,7 +5,9 @@ use super::convert::{dtype, err, NifOut, ScalarTerm};
 use super::tensor::{get, out, Ref};
 use crate::error::Error;
 use crate::ops::creation::Scalar;
-use crate::ops::fused::{fused, FusedBinary, FusedOp, FusedProgram, FusedReduce, FusedUnary};
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::fused::{fused, FusedOp, FusedProgram};
+use crate::ops::reduce::ReduceOp;
 
 const OP: &str = "fused";
 
@@ -21,11 +23,11 @@ fn slot(name: &str, a: usize, b: usize, value: &ScalarTerm) -> NifOut<FusedOp> {
             Scalar::Complex(..) => return Err(unknown()),
         }),
         _ => {
-            if let Some(r) = FusedReduce::from_name(name) {
+            if let Some(r) = ReduceOp::from_name(name) {
                 FusedOp::Reduce(r, a)
-            } else if let Some(u) = FusedUnary::from_name(name) {
+            } else if let Some(u) = UnaryOp::from_name(name) {
                 FusedOp::Unary(u, a)
-            } else if let Some(op) = FusedBinary::from_name(name) {
+            } else if let Some(op) = BinaryOp::from_name(name) {
                 FusedOp::Binary(op, a, b)
             } else {
                 return Err(unknown());

@@ -9,7 +9,9 @@
 //! f32 sums accumulate in f64 where the device has it), so fusing changes no result but
 //! for the order of a sum's additions.
 
+use super::elementwise::{BinaryOp, UnaryOp};
 use super::layout::{broadcast_strides, contiguous_strides};
+use super::reduce::ReduceOp;
 use super::shape::gather_strided;
 use super::{f32_via_f64, grid_groups, read, u32_of, write, PushWords};
 use crate::dtype::DType;
@@ -28,35 +30,6 @@ pub const MAX_REDUCTIONS: usize = 4;
 /// Elements per workgroup of an element-wise program (`TILE`).
 const TILE: u64 = 1024;
 
-/// Reductions over the columns of each row.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum FusedReduce {
-    Sum,
-    Max,
-    Min,
-}
-
-/// Element-wise ops of one operand.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum FusedUnary {
-    Negate,
-    Abs,
-    Exp,
-    Log,
-    Sqrt,
-}
-
-/// Element-wise ops of two operands.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum FusedBinary {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Max,
-    Min,
-}
-
 /// One slot of a program; operands name earlier slots.
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum FusedOp {
@@ -65,9 +38,12 @@ pub enum FusedOp {
     Input(usize),
     /// A number, converted to the program's type.
     Constant(f64),
-    Reduce(FusedReduce, usize),
-    Unary(FusedUnary, usize),
-    Binary(FusedBinary, usize, usize),
+    /// sum, reduce_max or reduce_min over each row's columns.
+    Reduce(ReduceOp, usize),
+    /// negate, abs, exp, log or sqrt.
+    Unary(UnaryOp, usize),
+    /// add, subtract, multiply, divide, max or min.
+    Binary(BinaryOp, usize, usize),
 }
 
 /// A program over the domain `shape`: the first `row_axes` axes are rows, the others
@@ -83,71 +59,32 @@ pub struct FusedProgram {
     pub per_row: bool,
 }
 
-/// Names of the ops, as Nx names them (`sum`, `reduce_max`, `exp`, `add`, ...).
-impl FusedUnary {
-    /// The op for an Nx name.
-    pub fn from_name(name: &str) -> Option<FusedUnary> {
-        Some(match name {
-            "negate" => FusedUnary::Negate,
-            "abs" => FusedUnary::Abs,
-            "exp" => FusedUnary::Exp,
-            "log" => FusedUnary::Log,
-            "sqrt" => FusedUnary::Sqrt,
-            _ => return None,
-        })
-    }
-}
-
-impl FusedBinary {
-    /// The op for an Nx name.
-    pub fn from_name(name: &str) -> Option<FusedBinary> {
-        Some(match name {
-            "add" => FusedBinary::Add,
-            "subtract" => FusedBinary::Subtract,
-            "multiply" => FusedBinary::Multiply,
-            "divide" => FusedBinary::Divide,
-            "max" => FusedBinary::Max,
-            "min" => FusedBinary::Min,
-            _ => return None,
-        })
-    }
-}
-
-impl FusedReduce {
-    /// The reduction for an Nx name.
-    pub fn from_name(name: &str) -> Option<FusedReduce> {
-        Some(match name {
-            "sum" => FusedReduce::Sum,
-            "reduce_max" => FusedReduce::Max,
-            "reduce_min" => FusedReduce::Min,
-            _ => return None,
-        })
-    }
-
-    fn code(self) -> u32 {
-        match self {
-            FusedReduce::Sum => 0,
-            FusedReduce::Max => 1,
-            FusedReduce::Min => 2,
-        }
+/// A reduction's code in FLAGS (2 bits per phase), for the three fused.comp folds.
+fn reduce_code(r: ReduceOp) -> Option<u32> {
+    match r {
+        ReduceOp::Sum => Some(0),
+        ReduceOp::Max => Some(1),
+        ReduceOp::Min => Some(2),
+        _ => None,
     }
 }
 
 impl FusedOp {
-    /// Op code (`F_*` in fused.comp).
-    fn code(self) -> u32 {
-        use FusedBinary as B;
-        use FusedUnary as U;
-        match self {
+    /// Op code (`F_*` in fused.comp); `None` for an op the fused kernel lacks.
+    fn code(self) -> Option<u32> {
+        use BinaryOp as B;
+        use UnaryOp as U;
+        Some(match self {
             FusedOp::Input(_) => 1,
             FusedOp::Constant(_) => 2,
-            FusedOp::Reduce(r, _) => 3 + r.code(),
+            FusedOp::Reduce(r, _) => 3 + reduce_code(r)?,
             FusedOp::Unary(u, _) => match u {
                 U::Negate => 10,
                 U::Abs => 11,
                 U::Exp => 12,
                 U::Log => 13,
                 U::Sqrt => 14,
+                _ => return None,
             },
             FusedOp::Binary(b, _, _) => match b {
                 B::Add => 20,
@@ -156,8 +93,9 @@ impl FusedOp {
                 B::Divide => 23,
                 B::Max => 24,
                 B::Min => 25,
+                _ => return None,
             },
-        }
+        })
     }
 
     fn operands(self) -> Vec<usize> {
@@ -341,6 +279,11 @@ impl Plan {
         let mut per_row = Vec::with_capacity(p.slots.len());
         let mut reductions = 0;
         for (i, op) in p.slots.iter().enumerate() {
+            if op.code().is_none() {
+                return Err(crate::invalid!(
+                    "fused program: slot {i} is {op:?}, which fused kernels lack"
+                ));
+            }
             let operands = op.operands();
             if let Some(&bad) = operands.iter().find(|&&a| a >= i) {
                 return Err(crate::invalid!(
@@ -430,7 +373,7 @@ impl Plan {
         let mut c = vec![p.slots.len() as u32, 0];
         let mut ridx = 0u32;
         for (i, op) in p.slots.iter().enumerate() {
-            let mut code = op.code() | (self.phase[i] as u32) << 8;
+            let mut code = op.code().expect("checked by Plan::new") | (self.phase[i] as u32) << 8;
             let (mut arg, mut lo, mut hi) = (0u32, 0u32, 0u32);
             match *op {
                 FusedOp::Input(k) => arg = (k as u32) << 16 | (modes[k] as u32) << 24,
@@ -444,7 +387,7 @@ impl Plan {
                 }
                 FusedOp::Reduce(r, a) => {
                     code |= ridx << 16;
-                    flags |= r.code() << (16 + 2 * ridx);
+                    flags |= reduce_code(r).expect("checked by Plan::new") << (16 + 2 * ridx);
                     ridx += 1;
                     arg = a as u32;
                 }
