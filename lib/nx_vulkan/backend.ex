@@ -73,8 +73,9 @@ defmodule Nx.Vulkan.Backend do
   end
 
   # Runs one native call producing `out`; an :unsupported answer (or an argument that
-  # cannot live on the device) goes to the counted host fallback.
-  defp run(op, args, out, fun) do
+  # cannot live on the device) goes to `unsupported` (by default the counted host
+  # fallback).
+  defp run(op, args, out, fun, unsupported \\ nil) do
     result =
       try do
         fun.()
@@ -85,6 +86,9 @@ defmodule Nx.Vulkan.Backend do
     case result do
       {:ok, ref} ->
         wrap(out, ref)
+
+      {:error, {:unsupported, msg}} when unsupported != nil ->
+        unsupported.(msg)
 
       {:error, {:unsupported, msg}} ->
         Fallback.call(op, args, msg)
@@ -182,25 +186,14 @@ defmodule Nx.Vulkan.Backend do
   # one by one, each as a callback of this backend.
   @impl true
   def block(%Nx.Vulkan.Fused{} = f, %T{} = out, args, fun) do
-    result =
-      try do
-        refs = Enum.map(args, &ref!/1)
-        Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs)
-      catch
-        {:nx_vulkan_unsupported, msg} -> {:error, {:unsupported, msg}}
-      end
+    fused = fn ->
+      refs = Enum.map(args, &ref!/1)
 
-    case result do
-      {:ok, ref} ->
-        {:ok, ref} = Native.t_reshape(ref, shape_list(out))
-        wrap(out, ref)
-
-      {:error, {:unsupported, _}} ->
-        apply(fun, [f | args])
-
-      {:error, {kind, msg}} ->
-        raise error_module(kind), "Nx.Vulkan.Backend.block(Nx.Vulkan.Fused, #{describe([out | args])}): #{msg}"
+      with {:ok, ref} <- Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs),
+           do: Native.t_reshape(ref, shape_list(out))
     end
+
+    run(:block, [out | args], out, fused, fn _msg -> apply(fun, [f | args]) end)
   end
 
   def block(struct, _output, args, fun), do: apply(fun, [struct | args])

@@ -166,7 +166,7 @@ defmodule Nx.Vulkan.Compiler.Fusion do
         with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
              true <- MapSet.subset?(graph.users[id], MapSet.new(Map.keys(group.members))),
              {:ok, group} <- admit(group, arg),
-             true <- within_limits?(group) do
+             true <- within_limits?(program(group)) do
           group
         else
           _ -> nil
@@ -219,12 +219,13 @@ defmodule Nx.Vulkan.Compiler.Fusion do
 
   defp row_shape(_shape, :error), do: nil
 
-  defp within_limits?(group) do
-    program = program(group)
-
+  defp within_limits?(program) do
     length(program.inputs) <= @max_inputs and length(program.slots) <= @max_slots and
-      Enum.count(program.slots, fn {name, _, _, _} -> name in ~w(sum reduce_max reduce_min) end) <= @max_reductions
+      reductions(program) <= @max_reductions
   end
+
+  defp reductions(program),
+    do: Enum.count(program.slots, fn {name, _, _, _} -> name in ~w(sum reduce_max reduce_min) end)
 
   # Worth a kernel of its own: two ops or more, at least one input, non-empty rows.
   defp finish(group) do
@@ -234,13 +235,12 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     cols = group.shape |> Tuple.to_list() |> Enum.drop(group.k) |> Enum.product()
 
     rows = group.shape |> Tuple.to_list() |> Enum.take(group.k) |> Enum.product()
-    reduces? = Enum.any?(program.slots, fn {name, _, _, _} -> name in ~w(sum reduce_max reduce_min) end)
 
     # The kernel folds each row in one workgroup: few long rows would leave the GPU idle
     # (a full reduction would be one workgroup), so those reductions stay unfused.
-    wide_enough? = not reduces? or rows >= @min_rows or rows * cols <= @small_domain
+    wide_enough? = reductions(program) == 0 or rows >= @min_rows or rows * cols <= @small_domain
 
-    if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(group),
+    if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(program),
       do: {:ok, Map.put(group, :program, program)},
       else: :error
   end
