@@ -41,11 +41,16 @@ void store_c(uvec2 addr, uint ty, uint i, CV v) {
 // Scratch storage of complex values.
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer BufCV { CV v[]; };
 
-CV cmul(CV a, CV b) { return CV(a.x * b.x - a.y * b.y, a.y * b.x + a.x * b.y); }
+// `precise`: no contraction into fma, whose single rounding Nx's arithmetic never has.
+CV cmul(CV a, CV b) {
+    precise CV r = CV(a.x * b.x - a.y * b.y, a.y * b.x + a.x * b.y);
+    return r;
+}
 
 // Complex.divide: the textbook formula, each part an IEEE division (x/0 is +-inf).
 CV cdiv(CV a, CV b) {
-    T den = b.x * b.x + b.y * b.y;
-    return CV((a.x * b.x + a.y * b.y) / den, (a.y * b.x - a.x * b.y) / den);
+    precise T den = b.x * b.x + b.y * b.y;
+    precise CV r = CV((a.x * b.x + a.y * b.y) / den, (a.y * b.x - a.x * b.y) / den);
+    return r;
 }
 

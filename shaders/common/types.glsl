@@ -19,7 +19,7 @@
 #extension GL_ARB_gpu_shader_fp64 : enable
 #endif
 
-#if defined(F64_MATH_OP) || defined(FUSED)
+#if defined(F64_MATH_OP) || defined(FUSED) || defined(COMPLEX_MATH)
 // [[dont_unroll]] in the f64 math library (shaders/common/math64*.glsl).
 #extension GL_EXT_control_flow_attributes : enable
 #endif

@@ -4,6 +4,11 @@
 // devices with it (Nx.BinaryBackend computes complex values in Erlang floats, f64) and f32
 // otherwise. The formulas are those of the `complex` library Nx uses, so results match
 // Nx.BinaryBackend's, special values included.
+//
+// Built with COMPLEX_MATH, the kernel also has the transcendental functions
+// (common/complex_math.glsl): COMPLEX_MATH_UNARY names the unary op it computes (a
+// constant, one module per function for f64, whose library functions are large; or `op`,
+// every function, for the f32 module) and COMPLEX_MATH_POW adds pow.
 #include "../common/types.glsl"
 
 layout(local_size_x = 256) in;
@@ -35,7 +40,26 @@ layout(push_constant) uniform Params {
 #define U_IDENTITY 0u
 #define U_NEGATE 1u
 #define U_ABS 2u
+#define U_EXP 7u
+#define U_EXPM1 8u
+#define U_LOG 9u
+#define U_LOG1P 10u
+#define U_SIGMOID 11u
+#define U_SIN 12u
+#define U_COS 13u
+#define U_TAN 14u
+#define U_SINH 15u
+#define U_COSH 16u
+#define U_TANH 17u
+#define U_ASIN 18u
+#define U_ACOS 19u
+#define U_ATAN 20u
+#define U_ASINH 21u
+#define U_ACOSH 22u
+#define U_ATANH 23u
 #define U_SQRT 24u
+#define U_RSQRT 25u
+#define U_CBRT 26u
 #define U_IS_NAN 30u
 #define U_IS_INF 31u
 #define U_CONJUGATE 36u
@@ -44,6 +68,7 @@ layout(push_constant) uniform Params {
 #define B_SUB 1u
 #define B_MUL 2u
 #define B_DIV 3u
+#define B_POW 4u
 #define B_EQ 15u
 #define B_NE 16u
 #define B_MAKE_COMPLEX 24u  // re + i im from two real planes (beyond the Nx ops)
@@ -60,8 +85,8 @@ T cabs(CV z) {
     T y = abs(z.y);
     if (x == T(0)) return y;
     if (y == T(0)) return x;
-    if (x > y) return x * sqrt(T(1) + y / x * (y / x));
-    return y * sqrt(T(1) + x / y * (x / y));
+    precise T q = x > y ? T(1) + y / x * (y / x) : T(1) + x / y * (x / y);
+    return (x > y ? x : y) * sqrt(q);
 }
 
 // Complex.sqrt, special values included.
@@ -74,12 +99,22 @@ CV csqrt(CV z) {
     if (z.x == T(0) && z.y == T(0)) return z;
     T x = abs(z.x);
     T y = abs(z.y);
-    T w = x >= y ? sqrt(x) * sqrt(T(0.5) * (T(1) + sqrt(T(1) + y / x * (y / x))))
-                 : sqrt(y) * sqrt(T(0.5) * (x / y + sqrt(T(1) + x / y * (x / y))));
+    precise T w = x >= y ? sqrt(x) * sqrt(T(0.5) * (T(1) + sqrt(T(1) + y / x * (y / x))))
+                         : sqrt(y) * sqrt(T(0.5) * (x / y + sqrt(T(1) + x / y * (x / y))));
     if (z.x >= T(0)) return CV(w, z.y / (T(2) * w));
     T w2 = z.y >= T(0) ? w : -w;
     return CV(z.y / (T(2) * w2), w2);
 }
+
+#if defined(COMPLEX_MATH)
+#include "../common/math.glsl"
+#if defined(CT_F64)
+#include "../common/math64.glsl"
+#include "../common/math64_trig.glsl"
+#include "../common/math64_special.glsl"
+#endif
+#include "../common/complex_math.glsl"
+#endif
 
 CV bool_c(bool b) { return CV(b ? T(1) : T(0), T(0)); }
 
@@ -93,6 +128,9 @@ CV unary_op(uint op, CV z) {
     case U_CONJUGATE: return CV(z.x, -z.y);
     case U_IMAG: return CV(z.y, T(0));
     }
+#if defined(COMPLEX_MATH_UNARY)
+    return complex_math_unary(COMPLEX_MATH_UNARY, z);
+#endif
     return z;  // U_IDENTITY: a conversion
 }
 
@@ -105,6 +143,9 @@ CV binary_op(uint op, CV a, CV b) {
     case B_EQ: return bool_c(a.x == b.x && a.y == b.y);
     case B_NE: return bool_c(a.x != b.x || a.y != b.y);
     case B_MAKE_COMPLEX: return CV(a.x, b.x);
+#if defined(COMPLEX_MATH_POW)
+    case B_POW: return c_pow(a, b);
+#endif
     }
     return a;
 }

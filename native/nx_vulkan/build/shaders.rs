@@ -37,7 +37,17 @@ const TYPED: [(&str, &str); 10] = [
 /// Other variants: (module, source, defines).
 const OTHER: [(&str, &str, &[&str]); 39] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
-    ("complex_f32", "complex/complex.comp", &["CT_F32"]),
+    // Devices without f64: c64 in f32, every complex function in the one module.
+    (
+        "complex_f32",
+        "complex/complex.comp",
+        &[
+            "CT_F32",
+            "COMPLEX_MATH",
+            "COMPLEX_MATH_UNARY=op",
+            "COMPLEX_MATH_POW",
+        ],
+    ),
     ("complex_f64", "complex/complex.comp", &["CT_F64"]),
     ("dft_f32", "complex/dft.comp", &["CT_F32"]),
     ("dft_f64", "complex/dft.comp", &["CT_F64"]),
@@ -142,6 +152,31 @@ const F64_MATH: [(&str, &str, &str, &str); 24] = [
     ("atan2", "elementwise/binary.comp", "B_ATAN2", "f64_atan2"),
 ];
 
+/// Transcendental functions of complex numbers with f64 components, one module each
+/// (`complex_math_{name}`, `Kernel::ComplexMath`): (Nx name, the define that selects it).
+const COMPLEX_MATH: [(&str, &str); 20] = [
+    ("exp", "COMPLEX_MATH_UNARY=U_EXP"),
+    ("expm1", "COMPLEX_MATH_UNARY=U_EXPM1"),
+    ("log", "COMPLEX_MATH_UNARY=U_LOG"),
+    ("log1p", "COMPLEX_MATH_UNARY=U_LOG1P"),
+    ("sigmoid", "COMPLEX_MATH_UNARY=U_SIGMOID"),
+    ("sin", "COMPLEX_MATH_UNARY=U_SIN"),
+    ("cos", "COMPLEX_MATH_UNARY=U_COS"),
+    ("tan", "COMPLEX_MATH_UNARY=U_TAN"),
+    ("sinh", "COMPLEX_MATH_UNARY=U_SINH"),
+    ("cosh", "COMPLEX_MATH_UNARY=U_COSH"),
+    ("tanh", "COMPLEX_MATH_UNARY=U_TANH"),
+    ("asin", "COMPLEX_MATH_UNARY=U_ASIN"),
+    ("acos", "COMPLEX_MATH_UNARY=U_ACOS"),
+    ("atan", "COMPLEX_MATH_UNARY=U_ATAN"),
+    ("asinh", "COMPLEX_MATH_UNARY=U_ASINH"),
+    ("acosh", "COMPLEX_MATH_UNARY=U_ACOSH"),
+    ("atanh", "COMPLEX_MATH_UNARY=U_ATANH"),
+    ("rsqrt", "COMPLEX_MATH_UNARY=U_RSQRT"),
+    ("cbrt", "COMPLEX_MATH_UNARY=U_CBRT"),
+    ("pow", "COMPLEX_MATH_POW"),
+];
+
 // Every library function also gets an f32 module (`f32_math_{name}`,
 // `Kernel::F32ViaF64`): f32/f16/bf16 computed in double and rounded once, which the
 // engine uses on devices with shaderFloat64 (unless NX_VULKAN_F32_MATH=native).
@@ -183,6 +218,16 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
         defines.push(format!("F64_MATH_OP={op}"));
         defines.push(format!("F64_MATH_FN={f32_function}"));
         v.push((format!("f32_math_{name}"), src, defines));
+    }
+    for (name, define) in COMPLEX_MATH {
+        let defines = ["CT_F64", "COMPLEX_MATH", define]
+            .map(String::from)
+            .to_vec();
+        v.push((
+            format!("complex_math_{name}"),
+            "complex/complex.comp",
+            defines,
+        ));
     }
     v
 }
@@ -231,40 +276,80 @@ fn include(requested: &str, from: &str) -> Result<ResolvedInclude, String> {
     })
 }
 
-/// Compiles every variant into `out_dir` and writes `out_dir/kernels.rs`.
-pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
-    let compiler = Compiler::new().expect("shaderc: no compiler");
-    // NX_VULKAN_SHADER_OPT=0 at build time keeps shaderc's unoptimised SPIR-V (to compare
-    // what drivers make of each).
+/// The optimisation level: NX_VULKAN_SHADER_OPT=0 at build time keeps shaderc's
+/// unoptimised SPIR-V (to compare what drivers make of each).
+fn optimization_level() -> OptimizationLevel {
     println!("cargo::rerun-if-env-changed=NX_VULKAN_SHADER_OPT");
-    let level = match std::env::var("NX_VULKAN_SHADER_OPT").as_deref() {
+    match std::env::var("NX_VULKAN_SHADER_OPT").as_deref() {
         Ok("0") => OptimizationLevel::Zero,
         _ => OptimizationLevel::Performance,
-    };
-    let mut modules = String::new();
-    for (name, src, defines) in variants() {
-        let path: PathBuf = shader_dir.join(src);
-        let code = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let mut options = CompileOptions::new().expect("shaderc: no options");
-        options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
-        options.set_target_spirv(SpirvVersion::V1_5);
-        options.set_optimization_level(level);
-        options.set_include_callback(|requested, ty, from, _depth| match ty {
-            IncludeType::Relative => include(requested, from),
-            IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),
-        });
-        for d in &defines {
-            // "NAME" defines NAME as 1, "NAME=VALUE" as VALUE.
-            let (key, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
-            options.add_macro_definition(key, Some(value));
+    }
+}
+
+/// Compiles one variant and writes `out_dir/{name}.spv`; returns that path.
+fn compile(
+    compiler: &Compiler,
+    level: OptimizationLevel,
+    shader_dir: &Path,
+    out_dir: &Path,
+    (name, src, defines): &(String, &'static str, Vec<String>),
+) -> PathBuf {
+    let path: PathBuf = shader_dir.join(src);
+    let code = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let mut options = CompileOptions::new().expect("shaderc: no options");
+    options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
+    options.set_target_spirv(SpirvVersion::V1_5);
+    options.set_optimization_level(level);
+    options.set_include_callback(|requested, ty, from, _depth| match ty {
+        IncludeType::Relative => include(requested, from),
+        IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),
+    });
+    for d in defines {
+        // "NAME" defines NAME as 1, "NAME=VALUE" as VALUE.
+        let (key, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
+        options.add_macro_definition(key, Some(value));
+    }
+    let file = path.to_string_lossy();
+    let artifact = compiler
+        .compile_into_spirv(&code, ShaderKind::Compute, &file, "main", Some(&options))
+        .unwrap_or_else(|e| panic!("compiling {name} ({src} {defines:?}):\n{e}"));
+    let spv = out_dir.join(format!("{name}.spv"));
+    std::fs::write(&spv, artifact.as_binary_u8()).unwrap();
+    spv
+}
+
+/// Compiles every variant into `out_dir` (one compiler per core, as the f64 math modules
+/// take most of the build) and writes `out_dir/kernels.rs`.
+pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
+    let level = optimization_level();
+    let variants = variants();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut spvs: Vec<Option<PathBuf>> = vec![None; variants.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let compiler = Compiler::new().expect("shaderc: no compiler");
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(v) = variants.get(i) else { break done };
+                        done.push((i, compile(&compiler, level, shader_dir, out_dir, v)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            for (i, spv) in w.join().expect("a shader compile thread panicked") {
+                spvs[i] = Some(spv);
+            }
         }
-        let file = path.to_string_lossy();
-        let artifact = compiler
-            .compile_into_spirv(&code, ShaderKind::Compute, &file, "main", Some(&options))
-            .unwrap_or_else(|e| panic!("compiling {name} ({src} {defines:?}):\n{e}"));
-        let spv = out_dir.join(format!("{name}.spv"));
-        std::fs::write(&spv, artifact.as_binary_u8()).unwrap();
+    });
+    let mut modules = String::new();
+    for ((name, src, defines), spv) in variants.iter().zip(spvs) {
+        let spv = spv.expect("every variant compiled");
         writeln!(
             modules,
             "/// `shaders/{src}` with {defines:?}.\npub mod {name} {{\n    \
@@ -277,6 +362,8 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("f64_math", &f64_names));
     modules.push_str(&math_lookup("f32_math", &f64_names));
+    let complex_names: Vec<&str> = COMPLEX_MATH.iter().map(|m| m.0).collect();
+    modules.push_str(&math_lookup("complex_math", &complex_names));
     modules.push_str(&typed_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

@@ -48,6 +48,10 @@ pub enum Kernel {
     /// Complex element-wise ops, conversions and row folds (complex.comp), computing
     /// the components in f32 or f64.
     Complex(Compute),
+    /// One transcendental function of complex numbers with f64 components, by Nx op
+    /// name (exp, sin, pow, ...): complex.comp built with just that function. (Devices
+    /// without f64 have them all in `Complex(F32)`.)
+    ComplexMath(&'static str),
     /// Discrete Fourier transform along one axis (dft.comp), in f32 or f64.
     Dft(Compute),
     /// Raw copy of elements of this many bytes (1, 2, 4, 8 or 16).
@@ -178,6 +182,7 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::ScatterAdd(Accumulator::F64) => scatter_add_f64::load,
         Kernel::F64Math(name) => f64_math(name)?,
         Kernel::F32ViaF64(name) => f32_math(name)?,
+        Kernel::ComplexMath(name) => complex_math(name)?,
         Kernel::Fused(F64) => fused_f64::load,
         Kernel::Fused(F32) => fused_f32::load,
         Kernel::Fused(_) => return None,
@@ -193,9 +198,10 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         Kernel::Complex(c) | Kernel::Dft(c) | Kernel::TriangularSolve(c) | Kernel::Fused(c) => {
             Some(c)
         }
-        Kernel::ScatterAdd(Accumulator::F64) | Kernel::F64Math(_) | Kernel::F32ViaF64(_) => {
-            Some(Compute::F64)
-        }
+        Kernel::ScatterAdd(Accumulator::F64)
+        | Kernel::F64Math(_)
+        | Kernel::F32ViaF64(_)
+        | Kernel::ComplexMath(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
         | Kernel::Copy(_)

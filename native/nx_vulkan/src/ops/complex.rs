@@ -48,16 +48,23 @@ fn component_compute(types: &[DType]) -> Result<Compute> {
 }
 
 /// Records one launch of the element-wise complex kernel: `out[i] = op(a[.], b[.])`
-/// with `a` and `b` broadcast to the output shape (`b` ignored by unary ops).
+/// with `a` and `b` broadcast to the output shape (`b` ignored by unary ops). `math`
+/// names a transcendental function (`complex_math.glsl`), which on devices with f64 has
+/// a module of its own.
 fn elementwise(
     kind: u32,
     op: u32,
+    math: Option<&'static str>,
     a: &Tensor,
     b: &Tensor,
     out_shape: &[usize],
     out_type: DType,
 ) -> Result<Tensor> {
     let compute = component_compute(&[a.dtype, b.dtype, out_type])?;
+    let kernel = match math {
+        Some(name) if compute == Compute::F64 => Kernel::ComplexMath(name),
+        _ => Kernel::Complex(compute),
+    };
     let out = Tensor::empty(out_shape, out_type)?;
     let n = numel(out_shape)?;
     if n == 0 {
@@ -70,7 +77,7 @@ fn elementwise(
     let modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2 | kind << 4;
     let push = super::elementwise::two_operand_push(&out, a, b, n, &d, &s)?;
     launch(
-        Kernel::Complex(compute),
+        kernel,
         [ops, modes],
         &push,
         grid(n as u64),
@@ -81,24 +88,36 @@ fn elementwise(
 
 /// A unary op where the input or the output is complex: conversions (`Identity`, which
 /// keeps the real part when the output is real), negate, abs, sqrt, conjugate, imag,
-/// is_nan and is_infinity.
+/// is_nan and is_infinity, and the transcendental functions (exp, log, sin, ... cbrt,
+/// as the `complex` library Nx uses defines them). erf, erfc and erf_inv, which Nx
+/// defines on complex numbers only with a zero imaginary part, are `Unsupported`.
 pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
     use UnaryOp::*;
-    if !matches!(
-        op,
-        Identity | Negate | Abs | Sqrt | Conjugate | Imag | IsNan | IsInfinity
-    ) {
-        return Err(crate::unsupported!(
-            "{} of {} has no Vulkan kernel yet",
-            op.name(),
-            t.dtype.name()
-        ));
-    }
-    elementwise(KIND_UNARY, op as u32, t, t, &t.shape.clone(), out_type)
+    let math = match op {
+        Identity | Negate | Abs | Sqrt | Conjugate | Imag | IsNan | IsInfinity => None,
+        Exp | Expm1 | Log | Log1p | Sigmoid | Sin | Cos | Tan | Sinh | Cosh | Tanh | Asin
+        | Acos | Atan | Asinh | Acosh | Atanh | Rsqrt | Cbrt => Some(op.name()),
+        _ => {
+            return Err(crate::unsupported!(
+                "{} of {} has no Vulkan kernel yet",
+                op.name(),
+                t.dtype.name()
+            ))
+        }
+    };
+    elementwise(
+        KIND_UNARY,
+        op as u32,
+        math,
+        t,
+        t,
+        &t.shape.clone(),
+        out_type,
+    )
 }
 
 /// A binary op where an operand or the output is complex: add, subtract, multiply,
-/// divide, equal, not_equal (real operands are complex with a zero imaginary part).
+/// divide, pow, equal, not_equal (real operands are complex with a zero imaginary part).
 pub fn binary(
     op: BinaryOp,
     a: &Tensor,
@@ -107,15 +126,19 @@ pub fn binary(
     out_type: DType,
 ) -> Result<Tensor> {
     use BinaryOp::*;
-    if !matches!(op, Add | Subtract | Multiply | Divide | Equal | NotEqual) {
-        return Err(crate::unsupported!(
-            "{} of {} and {} has no Vulkan kernel yet",
-            op.name(),
-            a.dtype.name(),
-            b.dtype.name()
-        ));
-    }
-    elementwise(KIND_BINARY, op as u32, a, b, out_shape, out_type)
+    let math = match op {
+        Add | Subtract | Multiply | Divide | Equal | NotEqual => None,
+        Pow => Some(op.name()),
+        _ => {
+            return Err(crate::unsupported!(
+                "{} of {} and {} has no Vulkan kernel yet",
+                op.name(),
+                a.dtype.name(),
+                b.dtype.name()
+            ))
+        }
+    };
+    elementwise(KIND_BINARY, op as u32, math, a, b, out_shape, out_type)
 }
 
 /// The complex tensor `re + i im` of type `out_type` (planes of one shape).
@@ -123,6 +146,7 @@ fn from_planes(re: &Tensor, im: &Tensor, out_type: DType) -> Result<Tensor> {
     elementwise(
         KIND_BINARY,
         MAKE_COMPLEX,
+        None,
         re,
         im,
         &re.shape.clone(),

@@ -6,6 +6,7 @@
 use nx_vulkan::{DType, Tensor};
 
 pub mod complex;
+pub mod complex_math;
 pub mod erf;
 
 // ---------------------------------------------------------------- bytes <-> values
