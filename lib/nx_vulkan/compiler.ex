@@ -10,8 +10,8 @@ defmodule Nx.Vulkan.Compiler do
 
   Arguments on other backends are copied to the device first; tensors the function
   creates live there too. Results are `Nx.Vulkan.Backend` tensors. Each process keeps
-  the last 64 compiled functions (by function, argument shapes and types, and options),
-  so calling a jitted function again does not trace it again.
+  the 64 most recently used compiled functions (by function, argument shapes and types,
+  and options), so calling a jitted function again does not trace it again.
 
   ## Fusion
 
@@ -46,22 +46,31 @@ defmodule Nx.Vulkan.Compiler do
   @impl true
   def __jit__(key, vars, fun, args_list, opts) do
     templates = Enum.map(vars, &Nx.Defn.Composite.traverse(&1, fn t -> Nx.to_template(t) end))
-    cache_key = {key, templates, opts}
-    cache = Process.get(__MODULE__, %{})
-
-    compiled =
-      case cache do
-        %{^cache_key => compiled} ->
-          compiled
-
-        %{} ->
-          compiled = __compile__(key, vars, fun, opts)
-          cache = if map_size(cache) >= @cache_size, do: %{}, else: cache
-          Process.put(__MODULE__, Map.put(cache, cache_key, compiled))
-          compiled
-      end
-
+    compiled = cached({key, templates, opts}, fn -> __compile__(key, vars, fun, opts) end)
     compiled.(args_list)
+  end
+
+  # The compiled function under `cache_key`, built by `build` on a miss. The cache holds
+  # @cache_size entries per process; when full, the least recently used one goes.
+  defp cached(cache_key, build) do
+    case Process.get(__MODULE__, {%{}, 0}) do
+      {%{^cache_key => {compiled, _}} = entries, tick} ->
+        Process.put(__MODULE__, {Map.put(entries, cache_key, {compiled, tick}), tick + 1})
+        compiled
+
+      _ ->
+        compiled = build.()
+        # Read again: building may have jitted (and cached) other functions.
+        {entries, tick} = Process.get(__MODULE__, {%{}, 0})
+        entries = if map_size(entries) >= @cache_size, do: evict_oldest(entries), else: entries
+        Process.put(__MODULE__, {Map.put(entries, cache_key, {compiled, tick}), tick + 1})
+        compiled
+    end
+  end
+
+  defp evict_oldest(entries) do
+    {oldest, _} = Enum.min_by(entries, fn {_key, {_compiled, used}} -> used end)
+    Map.delete(entries, oldest)
   end
 
   @impl true

@@ -151,4 +151,40 @@ defmodule Nx.Vulkan.CompilerTest do
     want = Nx.Defn.jit(&total_abs_diff/2, compiler: Nx.Defn.Evaluator).(x, y)
     assert_close(vulkan_jit(&total_abs_diff/2).(x, y), want, 1.0e-5)
   end
+
+  test "the compiled-function cache keeps the most recently used functions" do
+    parent = self()
+
+    fun =
+      Nx.Defn.jit(
+        fn x ->
+          send(parent, {:traced, Nx.size(x)})
+          Nx.add(x, 1)
+        end,
+        compiler: Nx.Vulkan.Compiler
+      )
+
+    hot = Nx.iota({1}, type: :f32)
+    # 100 other shapes, more than the cache holds, with the hot one called in between.
+    for n <- 2..101 do
+      fun.(hot)
+      fun.(Nx.iota({n}, type: :f32))
+    end
+
+    assert traces(1) == 1
+    # The oldest shapes were evicted, so shape {2} traces again; a recent one does not.
+    fun.(Nx.iota({101}, type: :f32))
+    assert traces(101) == 1
+    fun.(Nx.iota({2}, type: :f32))
+    assert traces(2) == 2
+  end
+
+  # How many {:traced, size} messages are waiting (each is one trace of the function).
+  defp traces(size, count \\ 0) do
+    receive do
+      {:traced, ^size} -> traces(size, count + 1)
+    after
+      0 -> count
+    end
+  end
 end
