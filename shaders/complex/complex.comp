@@ -151,6 +151,9 @@ CV binary_op(uint op, CV a, CV b) {
 }
 
 void main() {
+#if defined(COMPLEX_MATH) && defined(CT_F64)
+    dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
+#endif
     const uint op = OPS & 0xFFu;
     const uint a_ty = (OPS >> 8) & 0xFFu;
     const uint b_ty = (OPS >> 16) & 0xFFu;
