@@ -367,14 +367,18 @@ fn mlp_step(reps: usize) {
     );
 }
 
-fn matmul(n: usize, reps: usize, burst: usize) {
-    let ta = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 1)).unwrap();
-    let tb = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, 2)).unwrap();
+/// An n x n matmul of `ty` operands (f16 and bf16 ones converted from f32 data).
+fn matmul(n: usize, reps: usize, burst: usize, ty: DType) {
+    let operand = |seed| {
+        let t = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, seed)).unwrap();
+        nx_vulkan::ops::elementwise::as_type(&t, ty).unwrap()
+    };
+    let (ta, tb) = (operand(1), operand(2));
     let t = burst_seconds(reps, burst, &|| {
-        dot(&ta, &[1], &[], &tb, &[0], &[], DType::F32).unwrap()
+        dot(&ta, &[1], &[], &tb, &[0], &[], ty).unwrap()
     });
     emit(
-        "matmul_f32",
+        &format!("matmul_{}", ty.name()),
         &format!("{n}"),
         2.0 * (n as f64).powi(3) / t / 1e12,
         "TFLOP/s",
@@ -494,6 +498,21 @@ fn main() {
         } else {
             (7, 10)
         };
-        matmul(n, r, b);
+        matmul(n, r, b, DType::F32);
+    }
+    // PyTorch's side runs f16 and bf16 at these sizes.
+    for &n in sizes
+        .iter()
+        .filter(|&&n| want("matmul") && [256, 1024, 4096, 8192].contains(&n))
+    {
+        let (r, b) = if quick {
+            (1, 1)
+        } else if n >= 4096 {
+            (5, 3)
+        } else {
+            (7, 10)
+        };
+        matmul(n, r, b, DType::F16);
+        matmul(n, r, b, DType::BF16);
     }
 }

@@ -30,38 +30,62 @@ defmodule Nx.Vulkan.Native do
   def dev_stats, do: err()
   def dev_synchronize, do: err()
 
-  def t_from_binary(_binary, _shape, _type), do: err()
   def t_alloc(_bytes), do: err()
-  def t_to_binary(_ref, _limit), do: err()
   def t_deallocate(_ref), do: err()
   def t_info(_ref), do: err()
-  def t_constant(_shape, _type, _value), do: err()
-  def t_iota(_shape, _type, _axis), do: err()
-  def t_eye(_shape, _type), do: err()
   def t_reshape(_ref, _shape), do: err()
-  def t_broadcast(_ref, _shape, _axes), do: err()
-  def t_transpose(_ref, _axes), do: err()
-  def t_as_type(_ref, _type), do: err()
-  def t_unary(_op, _ref, _type), do: err()
-  def t_binary(_op, _a, _b, _shape, _type), do: err()
-  def t_reduce(_op, _ref, _axes, _keep, _type), do: err()
   def t_window(_op, _ref, _dims, _strides, _padding, _dilations, _type), do: err()
   def t_window_scatter(_is_min, _ref, _source, _init, _dims, _strides, _padding, _type), do: err()
-  def t_argreduce(_ref, _axis, _keep, _is_min, _tie_high, _type), do: err()
   def t_conv(_input, _kernel, _opts, _type), do: err()
   def t_triangular_solve(_a, _b, _left_side, _lower, _transform_a, _type), do: err()
-  def t_dot(_a, _ca, _ba, _b, _cb, _bb, _type), do: err()
-  def t_slice(_ref, _start, _lengths, _strides), do: err()
-  def t_put_slice(_ref, _start, _update, _type), do: err()
-  def t_concatenate(_refs, _axis, _type), do: err()
-  def t_reverse(_ref, _axes), do: err()
-  def t_pad(_ref, _value, _config, _type), do: err()
-  def t_select(_pred, _on_true, _on_false, _shape, _type), do: err()
-  def t_clip(_ref, _min, _max, _type), do: err()
-  def t_gather(_ref, _indices, _axes), do: err()
   def t_indexed(_put, _target, _indices, _updates, _axes, _type), do: err()
   def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
-  def t_bitcast(_ref, _type), do: err()
   def t_fft(_ref, _inverse, _length, _axis, _eps, _type), do: err()
-  def t_fused(_type, _shape, _row_axes, _per_row, _slots, _inputs), do: err()
+
+  # Twin NIFs (native/nx_vulkan/src/nif/twin.rs): `name_nb` runs on the caller's normal
+  # scheduler and answers :would_block where it would have to wait (a pipeline build, a
+  # new device allocation, a long GPU wait, a large copy); `name_dirty` is the same call on
+  # a dirty scheduler. `name` tries the first, then the second.
+  twins = [
+    t_from_binary: [:binary, :shape, :type],
+    t_to_binary: [:ref, :limit],
+    t_constant: [:shape, :type, :value],
+    t_iota: [:shape, :type, :axis],
+    t_eye: [:shape, :type],
+    t_broadcast: [:ref, :shape, :axes],
+    t_transpose: [:ref, :axes],
+    t_as_type: [:ref, :type],
+    t_unary: [:op, :ref, :type],
+    t_binary: [:op, :a, :b, :shape, :type],
+    t_reduce: [:op, :ref, :axes, :keep, :type],
+    t_argreduce: [:ref, :axis, :keep, :is_min, :tie_high, :type],
+    t_dot: [:a, :ca, :ba, :b, :cb, :bb, :type],
+    t_slice: [:ref, :start, :lengths, :strides],
+    t_put_slice: [:ref, :start, :update, :type],
+    t_concatenate: [:refs, :axis, :type],
+    t_reverse: [:ref, :axes],
+    t_pad: [:ref, :value, :config, :type],
+    t_select: [:pred, :on_true, :on_false, :shape, :type],
+    t_clip: [:ref, :min, :max, :type],
+    t_gather: [:ref, :indices, :axes],
+    t_bitcast: [:ref, :type],
+    t_fused: [:type, :shape, :row_axes, :per_row, :slots, :inputs]
+  ]
+
+  for {name, args} <- twins do
+    vars = Enum.map(args, &Macro.var(&1, __MODULE__))
+    unused = Enum.map(args, &Macro.var(:"_#{&1}", __MODULE__))
+    nb = :"#{name}_nb"
+    dirty = :"#{name}_dirty"
+
+    def unquote(nb)(unquote_splicing(unused)), do: err()
+    def unquote(dirty)(unquote_splicing(unused)), do: err()
+
+    def unquote(name)(unquote_splicing(vars)) do
+      case unquote(nb)(unquote_splicing(vars)) do
+        :would_block -> unquote(dirty)(unquote_splicing(vars))
+        result -> result
+      end
+    end
+  end
 end

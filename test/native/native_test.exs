@@ -2,6 +2,7 @@ defmodule Nx.Vulkan.NativeTest do
   # The NIF from plain Elixir: no Nx needed.
   use ExUnit.Case, async: false
 
+  import Bitwise
   alias Nx.Vulkan.{Native, NativeV}
 
   defp f32(list), do: for(x <- list, into: <<>>, do: <<x::float-32-little>>)
@@ -37,6 +38,30 @@ defmodule Nx.Vulkan.NativeTest do
     assert to_f32(bin) == [11.0, 22.0, 33.0, 44.0]
     assert {:ok, <<_::binary-size(8)>>} = Native.t_to_binary(c, 8)
     assert {:ok, {[4], "f32"}} = Native.t_info(c)
+  end
+
+  test "hot calls run on the normal scheduler, and move to a dirty one when they would block" do
+    {:ok, a} = Native.t_from_binary(f32([1.0, 2.0]), [2], "f32")
+    {:ok, b} = Native.t_binary("multiply", a, a, [2], "f32")
+    {:ok, _} = Native.t_to_binary(b, nil)
+    # Two idle blocks of this size class in the pool (on lavapipe an upload touches no GPU
+    # work, so a deallocated one goes straight back), the pipeline built, the GPU idle:
+    # the normal-scheduler twins complete.
+    spares = for _ <- 1..2, do: elem(Native.t_from_binary(f32([0.0, 0.0]), [2], "f32"), 1)
+    assert Enum.all?(spares, &Native.t_deallocate/1)
+
+    {:ok, a} = Native.t_from_binary_nb(f32([3.0, 4.0]), [2], "f32")
+    assert {:ok, c} = Native.t_binary_nb("multiply", a, a, [2], "f32")
+    assert {:ok, f32([9.0, 16.0])} == Native.t_to_binary(c, nil)
+    # 4 MiB is too much to copy on a normal scheduler: the twin declines, the wrapper
+    # retries on a dirty one.
+    big = :binary.copy(f32([0.5]), 1 <<< 20)
+    assert :would_block = Native.t_from_binary_nb(big, [1 <<< 20], "f32")
+    assert {:ok, t} = Native.t_from_binary(big, [1 <<< 20], "f32")
+    assert :would_block = Native.t_to_binary_nb(t, nil)
+    assert {:ok, ^big} = Native.t_to_binary(t, nil)
+    # Errors come back as errors from either twin.
+    assert {:error, {:invalid_argument, _}} = Native.t_binary_nb("add", a, t, [2], "f32")
   end
 
   test "sum of iota({4, 4}) and per-column sums" do

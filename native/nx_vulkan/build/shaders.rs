@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 39] = [
+const OTHER: [(&str, &str, &[&str]); 43] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     // Devices without f64: c64 in f32, every complex function in the one module.
     (
@@ -72,6 +72,20 @@ const OTHER: [(&str, &str, &[&str]); 39] = [
     ),
     ("fused_f64", "fused/fused.comp", &["CT_F64", "FUSED"]),
     ("sgemm", "linalg/sgemm.comp", &[]),
+    // f16 matmul on cooperative matrices: f16 result, or f32 partial sums of a split K;
+    // 128x128 tiles, or 128x256 ("wide").
+    ("hgemm_f16", "linalg/hgemm.comp", &["OUT_F16"]),
+    ("hgemm_f32", "linalg/hgemm.comp", &[]),
+    (
+        "hgemm_wide_f16",
+        "linalg/hgemm.comp",
+        &["OUT_F16", "WN=64", "STAGES=1"],
+    ),
+    (
+        "hgemm_wide_f32",
+        "linalg/hgemm.comp",
+        &["WN=64", "STAGES=1"],
+    ),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),
     ("trsolve_c64", "linalg/trsolve.comp", &["CT_F32", "COMPLEX"]),

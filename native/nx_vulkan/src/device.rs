@@ -35,6 +35,13 @@ pub struct DeviceInfo {
     pub int8: bool,
     pub storage16: bool,
     pub cooperative_matrix: bool,
+    /// The cooperative-matrix products the driver offers (`VK_KHR_cooperative_matrix` and
+    /// `VK_NV_cooperative_matrix`), e.g. `"NV 16x8x16 f16*f16+f32->f32"` (M x N x K).
+    pub cooperative_matrix_shapes: Vec<String>,
+    /// f16 matmuls run on cooperative matrices (hgemm.comp, through
+    /// `VK_NV_cooperative_matrix`'s 16x16x16 f16 products with f32 accumulation). Off
+    /// with `NX_VULKAN_COOPMAT=0`.
+    pub cooperative_matrix_f16: bool,
     /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`; the engine then
     /// asks for it in every module, see `kernels::spirv`). Without it a driver may
     /// flush them to zero.
@@ -200,6 +207,8 @@ impl Gpu {
         let pd = devices[index].clone();
         let family = compute_queue_family(&pd).expect("checked by unusable_reason");
         let sup = pd.supported_features();
+        let info = describe(index, &pd);
+        let coopmat = info.cooperative_matrix_f16;
         let features = DeviceFeatures {
             buffer_device_address: true,
             storage_buffer8_bit_access: true,
@@ -211,11 +220,16 @@ impl Gpu {
             shader_float16: sup.shader_float16,
             shader_buffer_int64_atomics: sup.shader_buffer_int64_atomics,
             synchronization2: sup.synchronization2,
+            // hgemm.comp's SPIR-V uses the Vulkan memory model, as GL_NV_cooperative_matrix
+            // requires.
+            cooperative_matrix: coopmat,
+            vulkan_memory_model: coopmat,
             ..DeviceFeatures::empty()
         };
         let ext = pd.supported_extensions();
         let extensions = DeviceExtensions {
             khr_portability_subset: ext.khr_portability_subset,
+            nv_cooperative_matrix: coopmat,
             ..DeviceExtensions::empty()
         };
         let (device, mut queues) = Device::new(
@@ -240,7 +254,6 @@ impl Gpu {
         let queue = queues
             .next()
             .ok_or_else(|| Error::NoDevice("no queue created".into()))?;
-        let info = describe(index, &pd);
         Ok(Gpu {
             device,
             queue,
@@ -278,6 +291,7 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         (Some(n), _) => n.clone(),
         _ => format!("driver {}", p.driver_version),
     };
+    let shapes = cooperative_matrix_shapes(pd);
     DeviceInfo {
         index,
         name: p.device_name.clone(),
@@ -297,7 +311,102 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         int8: f.shader_int8,
         storage16: f.storage_buffer16_bit_access,
         cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
+        cooperative_matrix_f16: f16_cooperative_matrix(pd, &shapes),
+        cooperative_matrix_shapes: shapes,
         denorm_preserve_f32: p.shader_denorm_preserve_float32 == Some(true),
         host_visible_device_memory,
     }
+}
+
+/// The products listed by `vkGetPhysicalDeviceCooperativeMatrixProperties{KHR,NV}` for
+/// each of the two extensions the device has (vulkano does not wrap these queries).
+fn cooperative_matrix_shapes(pd: &PhysicalDevice) -> Vec<String> {
+    use ash::vk;
+    use vulkano::VulkanObject;
+    let fns = pd.instance().fns();
+    let ext = pd.supported_extensions();
+    let name = |t: vk::ComponentTypeKHR| match t {
+        vk::ComponentTypeKHR::FLOAT16 => "f16".to_string(),
+        vk::ComponentTypeKHR::FLOAT32 => "f32".to_string(),
+        vk::ComponentTypeKHR::FLOAT64 => "f64".to_string(),
+        vk::ComponentTypeKHR::SINT8 => "s8".to_string(),
+        vk::ComponentTypeKHR::UINT8 => "u8".to_string(),
+        vk::ComponentTypeKHR::SINT32 => "s32".to_string(),
+        vk::ComponentTypeKHR::UINT32 => "u32".to_string(),
+        // VK_COMPONENT_TYPE_BFLOAT16_KHR (VK_KHR_shader_bfloat16), newer than ash 0.38.
+        t if t.as_raw() == 1_000_141_000 => "bf16".to_string(),
+        other => format!("type{}", other.as_raw()),
+    };
+    let mut shapes = Vec::new();
+    if ext.khr_cooperative_matrix {
+        let f = fns
+            .khr_cooperative_matrix
+            .get_physical_device_cooperative_matrix_properties_khr;
+        let mut n = 0u32;
+        // SAFETY: the standard two-call enumeration on a valid physical device.
+        unsafe {
+            if f(pd.handle(), &mut n, std::ptr::null_mut()) == vk::Result::SUCCESS {
+                let mut props = vec![vk::CooperativeMatrixPropertiesKHR::default(); n as usize];
+                if f(pd.handle(), &mut n, props.as_mut_ptr()) == vk::Result::SUCCESS {
+                    for p in &props[..n as usize] {
+                        shapes.push(format!(
+                            "KHR {}x{}x{} {}*{}+{}->{}",
+                            p.m_size,
+                            p.n_size,
+                            p.k_size,
+                            name(p.a_type),
+                            name(p.b_type),
+                            name(p.c_type),
+                            name(p.result_type)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if ext.nv_cooperative_matrix {
+        let f = fns
+            .nv_cooperative_matrix
+            .get_physical_device_cooperative_matrix_properties_nv;
+        let mut n = 0u32;
+        // SAFETY: as above.
+        unsafe {
+            if f(pd.handle(), &mut n, std::ptr::null_mut()) == vk::Result::SUCCESS {
+                let mut props = vec![vk::CooperativeMatrixPropertiesNV::default(); n as usize];
+                if f(pd.handle(), &mut n, props.as_mut_ptr()) == vk::Result::SUCCESS {
+                    for p in &props[..n as usize] {
+                        let t = |c: vk::ComponentTypeNV| {
+                            name(vk::ComponentTypeKHR::from_raw(c.as_raw()))
+                        };
+                        shapes.push(format!(
+                            "NV {}x{}x{} {}*{}+{}->{}",
+                            p.m_size,
+                            p.n_size,
+                            p.k_size,
+                            t(p.a_type),
+                            t(p.b_type),
+                            t(p.c_type),
+                            t(p.d_type)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    shapes
+}
+
+/// Whether hgemm.comp can run: `VK_NV_cooperative_matrix` with its feature, 16x16x16 f16
+/// products accumulating in f32, the Vulkan memory model and subgroups of 32 (the kernel
+/// has eight per workgroup), unless `NX_VULKAN_COOPMAT=0`.
+fn f16_cooperative_matrix(pd: &PhysicalDevice, shapes: &[String]) -> bool {
+    let f = pd.supported_features();
+    std::env::var("NX_VULKAN_COOPMAT").map_or(true, |v| v != "0")
+        && pd.supported_extensions().nv_cooperative_matrix
+        && f.cooperative_matrix
+        && f.vulkan_memory_model
+        && f.shader_float16
+        && f.storage_buffer16_bit_access
+        && pd.properties().subgroup_size == Some(32)
+        && shapes.iter().any(|s| s == "NV 16x16x16 f16*f16+f32->f32")
 }

@@ -18,8 +18,12 @@ pub struct Engine {
 static ENGINE: OnceLock<std::result::Result<Engine, Error>> = OnceLock::new();
 
 /// The engine, initialised on first use (prints the chosen device once to stderr).
-/// A failed initialisation is remembered and returned to every caller.
+/// A failed initialisation is remembered and returned to every caller. In non-blocking
+/// mode an engine not yet initialised is [`Error::WouldBlock`].
 pub fn engine() -> Result<&'static Engine> {
+    if ENGINE.get().is_none() {
+        crate::nonblocking::may_block("initialising the engine")?;
+    }
     ENGINE
         .get_or_init(|| {
             let gpu = Gpu::open()?;

@@ -17,6 +17,9 @@ pub enum Error {
     OutOfMemory(String),
     /// Any other Vulkan failure.
     Vulkan(String),
+    /// In non-blocking mode (see [`crate::nonblocking`]): the call would have blocked on
+    /// the named thing; run it again outside that mode.
+    WouldBlock(&'static str),
 }
 
 /// Engine result.
@@ -30,6 +33,7 @@ impl fmt::Display for Error {
             Error::NoDevice(m) => write!(f, "no usable Vulkan device: {m}"),
             Error::OutOfMemory(m) => write!(f, "out of memory: {m}"),
             Error::Vulkan(m) => write!(f, "vulkan error: {m}"),
+            Error::WouldBlock(what) => write!(f, "would block on {what}"),
         }
     }
 }
@@ -45,6 +49,7 @@ impl Error {
             Error::NoDevice(_) => "no_device",
             Error::OutOfMemory(_) => "out_of_memory",
             Error::Vulkan(_) => "vulkan",
+            Error::WouldBlock(_) => "would_block",
         }
     }
 }

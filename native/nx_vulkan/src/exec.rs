@@ -31,21 +31,28 @@ use vulkano::VulkanObject;
 const SPIN_BEFORE_BLOCKING: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// `NX_VULKAN_TRACE=1` prints each submit and host wait with its duration to stderr.
-fn trace() -> bool {
+pub(crate) fn trace() -> bool {
     static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TRACE.get_or_init(|| std::env::var("NX_VULKAN_TRACE").is_ok_and(|v| v == "1"))
 }
 
 fn wait_fence(fence: &Fence) -> Result<()> {
+    if !spin_on_fence(fence, SPIN_BEFORE_BLOCKING)? {
+        fence.wait(None)?;
+    }
+    Ok(())
+}
+
+/// Polls `fence` for at most `budget`; whether it signalled.
+fn spin_on_fence(fence: &Fence, budget: std::time::Duration) -> Result<bool> {
     let start = std::time::Instant::now();
     while !fence.is_signaled()? {
-        if start.elapsed() > SPIN_BEFORE_BLOCKING {
-            fence.wait(None)?;
-            break;
+        if start.elapsed() > budget {
+            return Ok(false);
         }
         std::hint::spin_loop();
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Dispatches per command buffer before it is submitted without waiting.
@@ -209,6 +216,16 @@ impl Stream {
         let st = &mut *guard;
         if let Some(e) = &st.failed {
             return Err(e.clone());
+        }
+        if st.commands + 1 >= BATCH_COMMANDS
+            && st.in_flight.len() >= MAX_IN_FLIGHT
+            && crate::nonblocking::active()
+        {
+            // This command ends the batch, and submitting it would wait for the oldest.
+            self.retire_locked(st)?;
+            if st.in_flight.len() >= MAX_IN_FLIGHT {
+                return Err(Error::WouldBlock("back-pressure from batches in flight"));
+            }
         }
         if st.cb.is_none() {
             let t0 = std::time::Instant::now();
@@ -453,12 +470,15 @@ impl Stream {
         };
         self.waits.fetch_add(1, Ordering::Relaxed);
         let t0 = std::time::Instant::now();
+        let nonblocking = crate::nonblocking::active();
+        let budget = if nonblocking {
+            crate::nonblocking::SPIN
+        } else {
+            SPIN_BEFORE_BLOCKING
+        };
         // The marker shows the batch finished without a driver call; the fence (which
         // recycles its resources) is then left to later retirement.
-        let marked = self
-            .progress
-            .as_ref()
-            .is_some_and(|p| p.wait(seq, SPIN_BEFORE_BLOCKING));
+        let marked = self.progress.as_ref().is_some_and(|p| p.wait(seq, budget));
         if marked {
             self.completed.fetch_max(seq, Ordering::AcqRel);
             if trace() {
@@ -467,7 +487,14 @@ impl Stream {
             let mut st = self.lock();
             return self.retire_locked(&mut st);
         }
-        wait_fence(&fence)?;
+        if nonblocking {
+            // Without a marker the fence gets the spin; with one, it has had it.
+            if self.progress.is_some() || !spin_on_fence(&fence, budget)? {
+                return Err(Error::WouldBlock("the GPU (a host wait)"));
+            }
+        } else {
+            wait_fence(&fence)?;
+        }
         if trace() {
             eprintln!("[nx_vulkan] wait for {seq}: {:?}", t0.elapsed());
         }

@@ -12,6 +12,7 @@ mod exec_pool;
 mod exec_progress;
 pub mod kernels;
 pub mod memory;
+pub mod nonblocking;
 pub mod ops;
 pub mod sub_byte;
 pub mod tensor;

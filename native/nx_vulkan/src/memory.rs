@@ -170,7 +170,9 @@ impl Memory {
                 self.reused.fetch_add(1, Ordering::Relaxed);
                 hit
             }
-            None => match self.create(kind, class) {
+            None => match crate::nonblocking::may_block("a device allocation")
+                .and_then(|()| self.create(kind, class))
+            {
                 Ok(b) => b,
                 Err(Error::OutOfMemory(_)) => {
                     // Finished batches still hold dropped tensors' blocks until they are

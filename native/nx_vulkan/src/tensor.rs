@@ -68,6 +68,7 @@ impl Tensor {
 
     /// A tensor holding `bytes` (little-endian elements, row-major).
     pub fn from_bytes(shape: &[usize], dtype: DType, bytes: &[u8]) -> Result<Tensor> {
+        crate::nonblocking::host_copy(bytes.len())?;
         let n = numel(shape)?;
         if bytes.len() != n * dtype.size() {
             return Err(Error::InvalidArgument(format!(
@@ -92,6 +93,7 @@ impl Tensor {
         if !dtype.is_sub_byte() {
             return Tensor::from_bytes(shape, dtype, bytes);
         }
+        crate::nonblocking::host_copy(numel(shape)?)?;
         let storage = sub_byte::unpack(dtype, bytes, numel(shape)?)?;
         Tensor::from_bytes(shape, dtype, &storage)
     }
@@ -152,6 +154,7 @@ impl Tensor {
         if n == 0 {
             return Ok(());
         }
+        crate::nonblocking::host_copy(n as usize)?;
         let e = engine()?;
         let direct = match self.block.host {
             HostAccess::Cached => true,

@@ -207,6 +207,62 @@ fn register_blocked_f32_edges_batches_and_split_k() {
     check_matmul_f32(1, 128, 16_392, 128, &mut rng);
 }
 
+/// `batch` products of m x k and k x n f16 matrices: exact products summed in f32 (on
+/// cooperative matrices where the device offers them, hgemm.comp), one rounding to f16.
+/// Within the f32 bound of the module doc plus half an f16 ulp (2^-11 relative, 2^-25
+/// absolute below f16's normal range).
+fn check_matmul_f16(batch: usize, m: usize, k: usize, n: usize, rng: &mut Rng) {
+    let half = |v: Vec<f32>| -> Vec<u16> { v.into_iter().map(f16_bits_ref).collect() };
+    let a = half(rng.f32s(batch * m * k, -1.0, 1.0));
+    let b = half(rng.f32s(batch * k * n, -1.0, 1.0));
+    let t = dot(
+        &upload(&[batch, m, k], DType::F16, &a),
+        &[2],
+        &[0],
+        &upload(&[batch, k, n], DType::F16, &b),
+        &[1],
+        &[0],
+        DType::F16,
+    )
+    .unwrap();
+    let got: Vec<u16> = download(&t);
+    let (a, b): (Vec<f64>, Vec<f64>) = (
+        a.into_iter().map(f16_to_f64).collect(),
+        b.into_iter().map(f16_to_f64).collect(),
+    );
+    for z in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let (mut s, mut mag) = (0f64, 0f64);
+                for p in 0..k {
+                    let xy = a[z * m * k + i * k + p] * b[z * k * n + p * n + j];
+                    s += xy;
+                    mag += xy.abs();
+                }
+                let g = f16_to_f64(got[z * m * n + i * n + j]);
+                let bound =
+                    k as f64 * 2f64.powi(-23) * mag + 2f64.powi(-11) * s.abs() + 2f64.powi(-25);
+                assert!(
+                    (g - s).abs() <= bound,
+                    "f16 {batch} x {m}x{k}x{n}: ({z}, {i}, {j}) got {g} want {s} (bound {bound:e})"
+                );
+            }
+        }
+    }
+}
+
+/// The shapes the cooperative-matrix f16 kernel takes (M, N multiples of 128, K of 32,
+/// over 2^24 multiply-adds), batched and with K split across launches.
+#[test]
+fn f16_products_for_the_cooperative_matrix_kernel() {
+    let coopmat = nx_vulkan::engine().unwrap().info().cooperative_matrix_f16;
+    println!("cooperative-matrix f16 kernel: {coopmat}");
+    let mut rng = Rng::new(77);
+    check_matmul_f16(1, 256, 384, 512, &mut rng);
+    check_matmul_f16(2, 128, 4096, 256, &mut rng);
+    check_matmul_f16(1, 128, 16_416, 128, &mut rng);
+}
+
 #[test]
 fn vectors_and_matrix_vector() {
     let mut rng = Rng::new(51);

@@ -40,6 +40,9 @@ pub enum Kernel {
     Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
+    /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
+    /// 128x256 tiles when the second is `true`, else 128x128.
+    Hgemm(bool, bool),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.
     TriangularSolve(Compute),
@@ -144,6 +147,10 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Dft(F64) => dft_f64::load,
         Kernel::Dft(_) => dft_f32::load,
         Kernel::Sgemm => sgemm::load,
+        Kernel::Hgemm(true, false) => hgemm_f16::load,
+        Kernel::Hgemm(false, false) => hgemm_f32::load,
+        Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
+        Kernel::Hgemm(false, true) => hgemm_wide_f32::load,
         Kernel::TriangularSolve(F64) => trsolve_f64::load,
         Kernel::TriangularSolve(C64) => trsolve_c64::load,
         Kernel::TriangularSolve(C128) => trsolve_c128::load,
@@ -204,6 +211,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::ComplexMath(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
+        | Kernel::Hgemm(..)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)
@@ -291,6 +299,12 @@ impl Kernels {
                     self.device.physical_device().properties().device_name
                 )))
             }
+            _ if matches!(k, Kernel::Hgemm(..)) && !f.cooperative_matrix => {
+                Err(Error::Unsupported(format!(
+                    "the f16 matmul kernel needs VK_NV_cooperative_matrix, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
             Some(Compute::I64 | Compute::U64) if !f.shader_int64 => {
                 Err(Error::Unsupported(format!(
                     "64-bit integers need shaderInt64, which {} lacks",
@@ -314,12 +328,19 @@ impl Kernels {
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(s) = slots.get(key) {
-                let ready = s.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let ready = match s.try_lock() {
+                    Ok(p) => p.clone(),
+                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner().clone(),
+                    // Being built by another thread: wait below, without the map's lock.
+                    Err(std::sync::TryLockError::WouldBlock) => None,
+                };
                 if let Some(p) = ready {
                     return Ok(p);
                 }
+                crate::nonblocking::may_block("a pipeline build")?;
                 s.clone()
             } else {
+                crate::nonblocking::may_block("a pipeline build")?;
                 let s: Slot = Arc::default();
                 slots.insert(key.clone(), s.clone());
                 s

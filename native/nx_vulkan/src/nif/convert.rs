@@ -17,6 +17,7 @@ rustler::atoms! {
     no_device,
     out_of_memory,
     vulkan,
+    would_block,
 }
 
 /// The error tuple for an engine error, prefixed with the op that failed.
@@ -27,6 +28,7 @@ pub fn err(op: &str, e: Error) -> NifError {
         Error::NoDevice(_) => no_device(),
         Error::OutOfMemory(_) => out_of_memory(),
         Error::Vulkan(_) => vulkan(),
+        Error::WouldBlock(_) => would_block(),
     };
     (kind, format!("{op}: {e}"))
 }

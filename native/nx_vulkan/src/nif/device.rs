@@ -53,6 +53,14 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("int8", i.int8.encode(env)),
         ("storage_16bit", i.storage16.encode(env)),
         ("cooperative_matrix", i.cooperative_matrix.encode(env)),
+        (
+            "cooperative_matrix_f16",
+            i.cooperative_matrix_f16.encode(env),
+        ),
+        (
+            "cooperative_matrix_shapes",
+            i.cooperative_matrix_shapes.encode(env),
+        ),
         ("denorm_preserve_f32", i.denorm_preserve_f32.encode(env)),
         (
             "host_visible_device_memory",

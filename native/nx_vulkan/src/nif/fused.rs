@@ -3,6 +3,7 @@
 
 use super::convert::{dtype, err, NifOut, ScalarTerm};
 use super::tensor::{get, out, Ref};
+use super::twin::twin_nif;
 use crate::error::Error;
 use crate::ops::creation::Scalar;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
@@ -36,31 +37,32 @@ fn slot(name: &str, a: usize, b: usize, value: &ScalarTerm) -> NifOut<FusedOp> {
     })
 }
 
-/// Runs a fused program of type `ty` over the domain `shp` (rows: its first `row_axes`
-/// axes) on `inputs`; the result has the domain's shape, or the rows' when `per_row`.
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_fused(
-    ty: String,
-    shp: Vec<usize>,
-    row_axes: usize,
-    per_row: bool,
-    slots: Vec<(String, usize, usize, ScalarTerm)>,
-    inputs: Vec<Ref>,
-) -> NifOut<Ref> {
-    let program = FusedProgram {
-        dtype: dtype(OP, &ty)?,
-        shape: shp,
-        row_axes,
-        slots: slots
+twin_nif! {
+    /// Runs a fused program of type `ty` over the domain `shp` (rows: its first `row_axes`
+    /// axes) on `inputs`; the result has the domain's shape, or the rows' when `per_row`.
+    t_fused_nb / t_fused_dirty => fn t_fused(
+        ty: String,
+        shp: Vec<usize>,
+        row_axes: usize,
+        per_row: bool,
+        slots: Vec<(String, usize, usize, ScalarTerm)>,
+        inputs: Vec<Ref>,
+    ) -> NifOut<Ref> {
+        let program = FusedProgram {
+            dtype: dtype(OP, &ty)?,
+            shape: shp,
+            row_axes,
+            slots: slots
+                .iter()
+                .map(|(name, a, b, v)| slot(name, *a, *b, v))
+                .collect::<NifOut<_>>()?,
+            per_row,
+        };
+        let tensors = inputs
             .iter()
-            .map(|(name, a, b, v)| slot(name, *a, *b, v))
-            .collect::<NifOut<_>>()?,
-        per_row,
-    };
-    let tensors = inputs
-        .iter()
-        .map(|r| get(OP, r))
-        .collect::<NifOut<Vec<_>>>()?;
-    let refs: Vec<_> = tensors.iter().collect();
-    out(OP, fused(&program, &refs))
+            .map(|r| get(OP, r))
+            .collect::<NifOut<Vec<_>>>()?;
+        let refs: Vec<_> = tensors.iter().collect();
+        out(OP, fused(&program, &refs))
+    }
 }

@@ -2,6 +2,7 @@
 //! shape and type in its `Nx.Tensor` and passes the output shape and type Nx computed.
 
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
+use super::twin::{attempt, twin_nif, Attempt};
 use crate::error::Error;
 use crate::ops::{
     complex, conv, creation, dot, elementwise, indexing, reduce, scatter, shape, sort, triangular,
@@ -40,11 +41,12 @@ pub(super) fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
     wrap(op, r).map(new_ref)
 }
 
-/// Uploads a binary as a tensor of `shape` and `type`.
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
-    let t = dtype("from_binary", &ty)?;
-    out("from_binary", Tensor::from_binary(&shp, t, data.as_slice()))
+twin_nif! {
+    /// Uploads a binary as a tensor of `shape` and `type`.
+    t_from_binary_nb / t_from_binary_dirty => fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+        let t = dtype("from_binary", &ty)?;
+        out("from_binary", Tensor::from_binary(&shp, t, data.as_slice()))
+    }
 }
 
 /// An uninitialised byte buffer (`Nx.Vulkan.NativeV.buf_alloc/1`).
@@ -58,9 +60,8 @@ fn t_alloc(bytes: usize) -> NifOut<Ref> {
 
 /// The first `limit` bytes (or all) of Nx's binary of a tensor (packed for u2/u4/s2/s4).
 /// Waits for the work that writes it.
-#[rustler::nif(schedule = "DirtyIo")]
-fn t_to_binary<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
-    let t = get("to_binary", &r)?;
+fn t_to_binary<'a>(env: Env<'a>, r: &Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
+    let t = get("to_binary", r)?;
     if t.dtype.is_sub_byte() {
         let packed = wrap("to_binary", t.to_binary(limit))?;
         let mut bin = OwnedBinary::new(packed.len());
@@ -71,6 +72,18 @@ fn t_to_binary<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<
     let mut bin = OwnedBinary::new(n);
     wrap("to_binary", t.read_into(bin.as_mut_slice()))?;
     Ok(bin.release(env))
+}
+
+/// `t_to_binary` on the normal scheduler, or `:would_block` (see [`super::twin`]).
+#[rustler::nif]
+fn t_to_binary_nb<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> Attempt<Binary<'a>> {
+    attempt(|| t_to_binary(env, &r, limit))
+}
+
+/// `t_to_binary` on a dirty I/O scheduler: it may wait for the GPU.
+#[rustler::nif(schedule = "DirtyIo")]
+fn t_to_binary_dirty<'a>(env: Env<'a>, r: Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
+    t_to_binary(env, &r, limit)
 }
 
 /// Releases the device memory of a tensor now rather than at garbage collection.
@@ -89,22 +102,25 @@ fn t_info(r: Ref) -> NifOut<(Vec<usize>, String)> {
     Ok((t.shape.clone(), t.dtype.name().to_string()))
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_constant(shp: Vec<usize>, ty: String, value: ScalarTerm) -> NifOut<Ref> {
-    let t = dtype("constant", &ty)?;
-    out("constant", creation::constant(&shp, t, value.0))
+twin_nif! {
+    t_constant_nb / t_constant_dirty => fn t_constant(shp: Vec<usize>, ty: String, value: ScalarTerm) -> NifOut<Ref> {
+        let t = dtype("constant", &ty)?;
+        out("constant", creation::constant(&shp, t, value.0))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_iota(shp: Vec<usize>, ty: String, axis: Option<usize>) -> NifOut<Ref> {
-    let t = dtype("iota", &ty)?;
-    out("iota", creation::iota(&shp, t, axis))
+twin_nif! {
+    t_iota_nb / t_iota_dirty => fn t_iota(shp: Vec<usize>, ty: String, axis: Option<usize>) -> NifOut<Ref> {
+        let t = dtype("iota", &ty)?;
+        out("iota", creation::iota(&shp, t, axis))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_eye(shp: Vec<usize>, ty: String) -> NifOut<Ref> {
-    let t = dtype("eye", &ty)?;
-    out("eye", creation::eye(&shp, t))
+twin_nif! {
+    t_eye_nb / t_eye_dirty => fn t_eye(shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+        let t = dtype("eye", &ty)?;
+        out("eye", creation::eye(&shp, t))
+    }
 }
 
 /// Metadata-only reshape (also serves squeeze).
@@ -114,50 +130,56 @@ fn t_reshape(r: Ref, shp: Vec<usize>) -> NifOut<Ref> {
     out("reshape", shape::reshape(&t, &shp))
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_broadcast(r: Ref, shp: Vec<usize>, axes: Vec<usize>) -> NifOut<Ref> {
-    let t = get("broadcast", &r)?;
-    out("broadcast", shape::broadcast(&t, &shp, &axes))
+twin_nif! {
+    t_broadcast_nb / t_broadcast_dirty => fn t_broadcast(r: Ref, shp: Vec<usize>, axes: Vec<usize>) -> NifOut<Ref> {
+        let t = get("broadcast", &r)?;
+        out("broadcast", shape::broadcast(&t, &shp, &axes))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_transpose(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-    let t = get("transpose", &r)?;
-    out("transpose", shape::transpose(&t, &axes))
+twin_nif! {
+    t_transpose_nb / t_transpose_dirty => fn t_transpose(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+        let t = get("transpose", &r)?;
+        out("transpose", shape::transpose(&t, &axes))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_as_type(r: Ref, ty: String) -> NifOut<Ref> {
-    let t = get("as_type", &r)?;
-    let to = dtype("as_type", &ty)?;
-    out("as_type", elementwise::as_type(&t, to))
+twin_nif! {
+    t_as_type_nb / t_as_type_dirty => fn t_as_type(r: Ref, ty: String) -> NifOut<Ref> {
+        let t = get("as_type", &r)?;
+        let to = dtype("as_type", &ty)?;
+        out("as_type", elementwise::as_type(&t, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_unary(op: String, r: Ref, ty: String) -> NifOut<Ref> {
-    let u = elementwise::UnaryOp::from_name(&op)
-        .ok_or_else(|| err(&op, Error::Unsupported("no such unary op".into())))?;
-    let t = get(&op, &r)?;
-    let to = dtype(&op, &ty)?;
-    out(&op, elementwise::unary(u, &t, to))
+twin_nif! {
+    t_unary_nb / t_unary_dirty => fn t_unary(op: String, r: Ref, ty: String) -> NifOut<Ref> {
+        let u = elementwise::UnaryOp::from_name(&op)
+            .ok_or_else(|| err(&op, Error::Unsupported("no such unary op".into())))?;
+        let t = get(&op, &r)?;
+        let to = dtype(&op, &ty)?;
+        out(&op, elementwise::unary(u, &t, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_binary(op: String, a: Ref, b: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
-    let bop = elementwise::BinaryOp::from_name(&op)
-        .ok_or_else(|| err(&op, Error::Unsupported("no such binary op".into())))?;
-    let (ta, tb) = (get(&op, &a)?, get(&op, &b)?);
-    let to = dtype(&op, &ty)?;
-    out(&op, elementwise::binary(bop, &ta, &tb, &shp, to))
+twin_nif! {
+    t_binary_nb / t_binary_dirty => fn t_binary(op: String, a: Ref, b: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+        let bop = elementwise::BinaryOp::from_name(&op)
+            .ok_or_else(|| err(&op, Error::Unsupported("no such binary op".into())))?;
+        let (ta, tb) = (get(&op, &a)?, get(&op, &b)?);
+        let to = dtype(&op, &ty)?;
+        out(&op, elementwise::binary(bop, &ta, &tb, &shp, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String) -> NifOut<Ref> {
-    let rop = reduce::ReduceOp::from_name(&op)
-        .ok_or_else(|| err(&op, Error::Unsupported("no such reduction".into())))?;
-    let t = get(&op, &r)?;
-    let to = dtype(&op, &ty)?;
-    out(&op, reduce::reduce(rop, &t, axes.as_deref(), keep, to))
+twin_nif! {
+    t_reduce_nb / t_reduce_dirty => fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String) -> NifOut<Ref> {
+        let rop = reduce::ReduceOp::from_name(&op)
+            .ok_or_else(|| err(&op, Error::Unsupported("no such reduction".into())))?;
+        let t = get(&op, &r)?;
+        let to = dtype(&op, &ty)?;
+        out(&op, reduce::reduce(rop, &t, axes.as_deref(), keep, to))
+    }
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
@@ -294,95 +316,104 @@ fn t_triangular_solve(
     )
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_argreduce(
-    r: Ref,
-    axis: Option<usize>,
-    keep: bool,
-    is_min: bool,
-    tie_high: bool,
-    ty: String,
-) -> NifOut<Ref> {
-    let op = if is_min { "argmin" } else { "argmax" };
-    let t = get(op, &r)?;
-    let to = dtype(op, &ty)?;
-    out(op, reduce::argreduce(&t, axis, keep, is_min, tie_high, to))
+twin_nif! {
+    t_argreduce_nb / t_argreduce_dirty => fn t_argreduce(
+        r: Ref,
+        axis: Option<usize>,
+        keep: bool,
+        is_min: bool,
+        tie_high: bool,
+        ty: String,
+    ) -> NifOut<Ref> {
+        let op = if is_min { "argmin" } else { "argmax" };
+        let t = get(op, &r)?;
+        let to = dtype(op, &ty)?;
+        out(op, reduce::argreduce(&t, axis, keep, is_min, tie_high, to))
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_dot(
-    a: Ref,
-    ca: Vec<usize>,
-    ba: Vec<usize>,
-    b: Ref,
-    cb: Vec<usize>,
-    bb: Vec<usize>,
-    ty: String,
-) -> NifOut<Ref> {
-    let (ta, tb) = (get("dot", &a)?, get("dot", &b)?);
-    let to = dtype("dot", &ty)?;
-    out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
+twin_nif! {
+    t_dot_nb / t_dot_dirty => fn t_dot(
+        a: Ref,
+        ca: Vec<usize>,
+        ba: Vec<usize>,
+        b: Ref,
+        cb: Vec<usize>,
+        bb: Vec<usize>,
+        ty: String,
+    ) -> NifOut<Ref> {
+        let (ta, tb) = (get("dot", &a)?, get("dot", &b)?);
+        let to = dtype("dot", &ty)?;
+        out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_slice(r: Ref, start: Vec<usize>, lengths: Vec<usize>, strides: Vec<usize>) -> NifOut<Ref> {
-    let t = get("slice", &r)?;
-    out("slice", shape::slice(&t, &start, &lengths, &strides))
+twin_nif! {
+    t_slice_nb / t_slice_dirty => fn t_slice(r: Ref, start: Vec<usize>, lengths: Vec<usize>, strides: Vec<usize>) -> NifOut<Ref> {
+        let t = get("slice", &r)?;
+        out("slice", shape::slice(&t, &start, &lengths, &strides))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_put_slice(r: Ref, start: Vec<usize>, update: Ref, ty: String) -> NifOut<Ref> {
-    let (t, u) = (get("put_slice", &r)?, get("put_slice", &update)?);
-    let to = dtype("put_slice", &ty)?;
-    out("put_slice", shape::put_slice(&t, &start, &u, to))
+twin_nif! {
+    t_put_slice_nb / t_put_slice_dirty => fn t_put_slice(r: Ref, start: Vec<usize>, update: Ref, ty: String) -> NifOut<Ref> {
+        let (t, u) = (get("put_slice", &r)?, get("put_slice", &update)?);
+        let to = dtype("put_slice", &ty)?;
+        out("put_slice", shape::put_slice(&t, &start, &u, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_concatenate(refs: Vec<Ref>, axis: usize, ty: String) -> NifOut<Ref> {
-    let ts = refs
-        .iter()
-        .map(|r| get("concatenate", r))
-        .collect::<NifOut<Vec<Tensor>>>()?;
-    let to = dtype("concatenate", &ty)?;
-    out("concatenate", shape::concatenate(&ts, axis, to))
+twin_nif! {
+    t_concatenate_nb / t_concatenate_dirty => fn t_concatenate(refs: Vec<Ref>, axis: usize, ty: String) -> NifOut<Ref> {
+        let ts = refs
+            .iter()
+            .map(|r| get("concatenate", r))
+            .collect::<NifOut<Vec<Tensor>>>()?;
+        let to = dtype("concatenate", &ty)?;
+        out("concatenate", shape::concatenate(&ts, axis, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_reverse(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-    let t = get("reverse", &r)?;
-    out("reverse", shape::reverse(&t, &axes))
+twin_nif! {
+    t_reverse_nb / t_reverse_dirty => fn t_reverse(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+        let t = get("reverse", &r)?;
+        out("reverse", shape::reverse(&t, &axes))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_pad(r: Ref, value: Ref, config: Vec<(isize, isize, usize)>, ty: String) -> NifOut<Ref> {
-    let (t, v) = (get("pad", &r)?, get("pad", &value)?);
-    let to = dtype("pad", &ty)?;
-    out("pad", shape::pad(&t, &v, &config, to))
+twin_nif! {
+    t_pad_nb / t_pad_dirty => fn t_pad(r: Ref, value: Ref, config: Vec<(isize, isize, usize)>, ty: String) -> NifOut<Ref> {
+        let (t, v) = (get("pad", &r)?, get("pad", &value)?);
+        let to = dtype("pad", &ty)?;
+        out("pad", shape::pad(&t, &v, &config, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_select(pred: Ref, on_true: Ref, on_false: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
-    let (p, a, b) = (
-        get("select", &pred)?,
-        get("select", &on_true)?,
-        get("select", &on_false)?,
-    );
-    let to = dtype("select", &ty)?;
-    out("select", indexing::select(&p, &a, &b, &shp, to))
+twin_nif! {
+    t_select_nb / t_select_dirty => fn t_select(pred: Ref, on_true: Ref, on_false: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
+        let (p, a, b) = (
+            get("select", &pred)?,
+            get("select", &on_true)?,
+            get("select", &on_false)?,
+        );
+        let to = dtype("select", &ty)?;
+        out("select", indexing::select(&p, &a, &b, &shp, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_clip(r: Ref, min: Ref, max: Ref, ty: String) -> NifOut<Ref> {
-    let (t, lo, hi) = (get("clip", &r)?, get("clip", &min)?, get("clip", &max)?);
-    let to = dtype("clip", &ty)?;
-    out("clip", indexing::clip(&t, &lo, &hi, to))
+twin_nif! {
+    t_clip_nb / t_clip_dirty => fn t_clip(r: Ref, min: Ref, max: Ref, ty: String) -> NifOut<Ref> {
+        let (t, lo, hi) = (get("clip", &r)?, get("clip", &min)?, get("clip", &max)?);
+        let to = dtype("clip", &ty)?;
+        out("clip", indexing::clip(&t, &lo, &hi, to))
+    }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_gather(r: Ref, indices: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-    let (t, i) = (get("gather", &r)?, get("gather", &indices)?);
-    out("gather", indexing::gather(&t, &i, &axes))
+twin_nif! {
+    t_gather_nb / t_gather_dirty => fn t_gather(r: Ref, indices: Ref, axes: Vec<usize>) -> NifOut<Ref> {
+        let (t, i) = (get("gather", &r)?, get("gather", &indices)?);
+        out("gather", indexing::gather(&t, &i, &axes))
+    }
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
@@ -416,11 +447,12 @@ fn t_sort(r: Ref, axis: usize, desc: bool, indices: bool, ty: String) -> NifOut<
     }
 }
 
-#[rustler::nif(schedule = "DirtyCpu")]
-fn t_bitcast(r: Ref, ty: String) -> NifOut<Ref> {
-    let t = get("bitcast", &r)?;
-    let to = dtype("bitcast", &ty)?;
-    out("bitcast", shape::bitcast(&t, to))
+twin_nif! {
+    t_bitcast_nb / t_bitcast_dirty => fn t_bitcast(r: Ref, ty: String) -> NifOut<Ref> {
+        let t = get("bitcast", &r)?;
+        let to = dtype("bitcast", &ty)?;
+        out("bitcast", shape::bitcast(&t, to))
+    }
 }
 
 /// Nx `fft` (or `ifft` when `inverse`) along `axis` with `length` points.

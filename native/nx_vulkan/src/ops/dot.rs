@@ -61,6 +61,27 @@ fn sgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) 
         && n >= SGEMM_TILE
 }
 
+/// Output tile edge and K step of hgemm.comp.
+const HGEMM_TILE: usize = 128;
+const HGEMM_K_STEP: usize = 32;
+/// Outputs from which hgemm.comp's 128x256-tile variant serves (see `dot`).
+const HGEMM_WIDE_MIN_OUTPUTS: usize = 2048 * 2048;
+
+/// Whether the cooperative-matrix f16 kernel (hgemm.comp) serves this product: f16
+/// operands, an f16 result (or the f32 partial sums of a split K), M and N multiples of
+/// 128, K of 32, 16-byte aligned buffers, and a device that offers it
+/// (`DeviceInfo::cooperative_matrix_f16`).
+fn hgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) -> Result<bool> {
+    Ok(a.dtype == DType::F16
+        && b.dtype == DType::F16
+        && matches!(c.dtype, DType::F16 | DType::F32)
+        && [a, b, c].iter().all(|t| t.block.addr.is_multiple_of(16))
+        && m.is_multiple_of(HGEMM_TILE)
+        && n.is_multiple_of(HGEMM_TILE)
+        && k.is_multiple_of(HGEMM_K_STEP)
+        && crate::engine::engine()?.info().cooperative_matrix_f16)
+}
+
 /// Dots of at most this many multiply-adds that the tiled sgemm kernel does not take
 /// accumulate f32 in f64 where the device has it: launch-bound sizes, where the f64 rate
 /// of consumer GPUs costs nothing noticeable.
@@ -156,9 +177,19 @@ pub fn dot(
     };
     let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
     let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
-        (Kernel::Sgemm, SGEMM_TILE)
+        (Kernel::Sgemm, (SGEMM_TILE, SGEMM_TILE))
+    } else if !small && hgemm_fits(&la, &lb, &target, m, n, k)? {
+        // 128x256 tiles (subgroups of 64x64) where there are enough of them: on the H200
+        // 140 TFLOP/s at 4096 and 184 at 8192 against 125 and 160 with 128x128 tiles,
+        // which win at 1024 with twice the workgroups (113 against 99).
+        let wide = n.is_multiple_of(2 * HGEMM_TILE) && m * n >= HGEMM_WIDE_MIN_OUTPUTS;
+        let tile_n = if wide { 2 * HGEMM_TILE } else { HGEMM_TILE };
+        (
+            Kernel::Hgemm(target.dtype == DType::F16, wide),
+            (HGEMM_TILE, tile_n),
+        )
     } else {
-        (Kernel::Matmul(compute), TILE)
+        (Kernel::Matmul(compute), (TILE, TILE))
     };
     let elem = target.dtype.size() as u64;
     let (asz, bsz) = (a.dtype.size() as u64, b.dtype.size() as u64);
@@ -185,8 +216,8 @@ pub fn dot(
             .u(k1 as u32)
             .u((k0 > 0) as u32);
         let groups = [
-            u32_of(n.div_ceil(tile), "column tiles")?,
-            u32_of(m.div_ceil(tile), "row tiles")?,
+            u32_of(n.div_ceil(tile.1), "column tiles")?,
+            u32_of(m.div_ceil(tile.0), "row tiles")?,
             nb as u32,
         ];
         if groups[1] > 65_535 || groups[0] > 65_535 {

@@ -1,0 +1,81 @@
+//! NIFs defined twice: once for the caller's normal scheduler, once for a dirty one.
+//!
+//! Moving a call to a dirty scheduler and back costs several microseconds, most of what a
+//! small op costs. A twin NIF `t_x_nb` runs on the normal scheduler with the engine in
+//! non-blocking mode ([`crate::nonblocking`]) and answers `:would_block` where the engine
+//! would block (a pipeline build, a new allocation, a long GPU wait, a large copy);
+//! `Nx.Vulkan.Native.t_x` then calls `t_x_dirty`, the same call on a dirty scheduler.
+
+use super::convert::{would_block, NifOut};
+use rustler::{Encoder, Env, Term};
+
+/// What a normal-scheduler twin returns: its result, or `:would_block`.
+pub enum Attempt<T> {
+    Done(NifOut<T>),
+    WouldBlock,
+}
+
+impl<T: Encoder> Encoder for Attempt<T> {
+    fn encode<'a>(&self, env: Env<'a>) -> Term<'a> {
+        match self {
+            Attempt::Done(r) => r.encode(env),
+            Attempt::WouldBlock => would_block().encode(env),
+        }
+    }
+}
+
+/// Runs a NIF body in non-blocking mode.
+pub fn attempt<T>(f: impl FnOnce() -> NifOut<T>) -> Attempt<T> {
+    match crate::nonblocking::attempt(f) {
+        Err((kind, msg)) if kind == would_block() => {
+            if crate::exec::trace() {
+                eprintln!("[nx_vulkan] to a dirty scheduler: {msg}");
+            }
+            Attempt::WouldBlock
+        }
+        r => Attempt::Done(r),
+    }
+}
+
+/// `twin_nif! { t_x_nb / t_x_dirty => fn t_x(args) -> NifOut<Ref> { body } }` defines the
+/// body as `t_x` and the two NIFs that call it (see the module documentation). The NIFs'
+/// parameters are forwarded as plain tokens (rustler's attribute rejects `$t:ty`
+/// captures), so the parameter names are collected by munching the list.
+macro_rules! twin_nif {
+    (
+        $(#[$meta:meta])*
+        $nb:ident / $dirty:ident => fn $imp:ident($($param:tt)*) -> NifOut<Ref> $body:block
+    ) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        fn $imp($($param)*) -> NifOut<Ref> $body
+
+        twin_nif!(@names ($nb $dirty $imp ($($param)*)) [] $($param)*);
+    };
+    (@names $ctx:tt [$($n:ident)*]) => { twin_nif!(@emit $ctx [$($n)*]); };
+    (@names $ctx:tt [$($n:ident)*] $name:ident : $($rest:tt)*) => {
+        twin_nif!(@type $ctx [$($n)* $name] $($rest)*);
+    };
+    (@type $ctx:tt [$($n:ident)*]) => { twin_nif!(@emit $ctx [$($n)*]); };
+    (@type $ctx:tt [$($n:ident)*] , $($rest:tt)*) => {
+        twin_nif!(@names $ctx [$($n)*] $($rest)*);
+    };
+    (@type $ctx:tt [$($n:ident)*] $skip:tt $($rest:tt)*) => {
+        twin_nif!(@type $ctx [$($n)*] $($rest)*);
+    };
+    (@emit ($nb:ident $dirty:ident $imp:ident $params:tt) [$($n:ident)*]) => {
+        #[rustler::nif]
+        #[allow(clippy::too_many_arguments)]
+        fn $nb $params -> $crate::nif::twin::Attempt<Ref> {
+            $crate::nif::twin::attempt(|| $imp($($n),*))
+        }
+
+        #[rustler::nif(schedule = "DirtyCpu")]
+        #[allow(clippy::too_many_arguments)]
+        fn $dirty $params -> NifOut<Ref> {
+            $imp($($n),*)
+        }
+    };
+}
+
+pub(super) use twin_nif;

@@ -1,0 +1,162 @@
+#version 460
+// f16 matmul on tensor cores: C[b] = A[b] (M x K) * B[b] (K x N), row-major, contiguous,
+// f16 operands, products accumulated in f32 (exact products, f32 sums, as cuBLAS does
+// by default), the result rounded once to C's type (f16, or f32 for the partial sums of
+// a split K). Through VK_NV_cooperative_matrix: 16x16x16 products with f32 accumulators.
+//
+// 256 threads (8 subgroups of 32 in a 2 x 4 grid, each 64 x WN of the tile: 4 x WN/16
+// accumulators) per 128 x 4WN output tile, K advancing BK = 32 at a time. WN = 32 with two
+// shared-memory stages (one barrier per step), or WN = 64 (the "wide" modules) with one
+// stage and two barriers per step: two stages of that size exceed 48 KiB of shared memory.
+// The next step's 16-byte global loads are in registers while this one is multiplied.
+// Every loop is [[unroll]]: left as loops, the accumulator arrays went to memory and the
+// kernel ran 4x slower on an H200. Shapes: M a multiple of 128, N of 4WN, K of 32, 16-byte
+// aligned operands (`hgemm_fits` in native/nx_vulkan/src/ops/dot.rs). On the H200, 4096
+// runs at 140 TFLOP/s (wide; 125 with 128x128 tiles; wide with two stages of K 16: 135;
+// B fragments loaded straight from global memory: 57-62).
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x = 256) in;
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Quads { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Halves { float16_t v[]; };
+
+// Same push layout as matmul.comp (see `dot` in native/nx_vulkan/src/ops/dot.rs).
+layout(push_constant) uniform Params {
+    uvec2 c_addr;
+    uvec2 a_addr;
+    uvec2 b_addr;
+    uint m;
+    uint n;
+    uint k;
+    uint k_begin;
+    uint k_end;
+    uint accumulate;
+} pc;
+
+#define BM 128
+#ifndef WN
+#define WN 32
+#endif
+#ifndef BK
+#define BK 32
+#endif
+// Subgroups in a 2 x 4 grid, each WM x WN of the tile.
+#define WM 64
+#define BN (4 * WN)
+#define TM (WM / 16)
+#define TN (WN / 16)
+// Quads (uvec4: 8 halves) each thread moves per stage, of A and of B.
+#define LA (BM * BK / 8 / 256)
+#define LB (BK * BN / 8 / 256)
+// Shared rows in quads, one quad of padding against bank conflicts.
+#define AS (BK / 8 + 1)
+#define BS (BN / 8 + 1)
+#ifndef STAGES
+#define STAGES 2
+#endif
+shared uvec4 as_[STAGES * BM * AS];
+shared uvec4 bs_[STAGES * BK * BS];
+
+#define F16M fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+void main() {
+    const uint lid = gl_LocalInvocationID.x;
+    const uint warp = gl_SubgroupID;
+    const uint batch = gl_WorkGroupID.z;
+    const uint row0 = gl_WorkGroupID.y * BM;
+    const uint col0 = gl_WorkGroupID.x * BN;
+    const uint k8 = pc.k / 8u;
+    const uint n8 = pc.n / 8u;
+    Quads a = Quads(pc.a_addr);
+    Quads b = Quads(pc.b_addr);
+    const uint a_base = batch * pc.m * k8;
+    const uint b_base = batch * pc.k * n8;
+
+    // Loader roles: quad e = lid + 256 l of the A tile (row e / (BK / 8)) and of the B
+    // tile (k row e / (BN / 8)).
+    uint a_row[LA], a_q[LA], b_k[LB], b_q[LB];
+    [[unroll]] for (uint l = 0u; l < LA; l++) {
+        const uint e = lid + 256u * l;
+        a_row[l] = e / (BK / 8);
+        a_q[l] = e % (BK / 8);
+    }
+    [[unroll]] for (uint l = 0u; l < LB; l++) {
+        const uint e = lid + 256u * l;
+        b_k[l] = e / (BN / 8);
+        b_q[l] = e % (BN / 8);
+    }
+
+    // This subgroup's part of the tile: rows wr * WM.., columns wc * WN...
+    const uint wr = warp >> 2;
+    const uint wc = warp & 3u;
+    F32M acc[TM][TN];
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = F32M(0.0);
+    if (pc.accumulate != 0u) {
+        Floats c = Floats(pc.c_addr);
+        [[unroll]] for (uint i = 0u; i < TM; i++)
+            [[unroll]] for (uint j = 0u; j < TN; j++) {
+                const uint r = row0 + wr * WM + i * 16u;
+                const uint col = col0 + wc * WN + j * 16u;
+                coopMatLoadNV(acc[i][j], c.v, batch * pc.m * pc.n + r * pc.n + col, pc.n, false);
+            }
+    }
+
+    uvec4 va[LA], vb[LB];
+    const uint kq0 = pc.k_begin / 8u;
+    const uint steps = (pc.k_end - pc.k_begin) / BK;
+    [[unroll]] for (uint l = 0u; l < LA; l++)
+        va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq0 + a_q[l]];
+    [[unroll]] for (uint l = 0u; l < LB; l++)
+        vb[l] = b.v[b_base + (pc.k_begin + b_k[l]) * n8 + col0 / 8u + b_q[l]];
+    for (uint s = 0u; s < steps; s++) {
+        const uint st = STAGES == 2 ? s & 1u : 0u;
+        [[unroll]] for (uint l = 0u; l < LA; l++) as_[st * BM * AS + a_row[l] * AS + a_q[l]] = va[l];
+        [[unroll]] for (uint l = 0u; l < LB; l++) bs_[st * BK * BS + b_k[l] * BS + b_q[l]] = vb[l];
+        barrier();
+        if (s + 1u < steps) {
+            const uint kq = kq0 + (s + 1u) * (BK / 8u);
+            const uint kk = pc.k_begin + (s + 1u) * BK;
+            [[unroll]] for (uint l = 0u; l < LA; l++)
+                va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq + a_q[l]];
+            [[unroll]] for (uint l = 0u; l < LB; l++)
+                vb[l] = b.v[b_base + (kk + b_k[l]) * n8 + col0 / 8u + b_q[l]];
+        }
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+            F16M fa[TM];
+            F16M fb[TN];
+            [[unroll]] for (uint i = 0u; i < TM; i++)
+                coopMatLoadNV(fa[i], as_, st * BM * AS + (wr * WM + i * 16u) * AS + kk / 8u, AS, false);
+            [[unroll]] for (uint j = 0u; j < TN; j++)
+                coopMatLoadNV(fb[j], bs_, st * BK * BS + kk * BS + (wc * WN + j * 16u) / 8u, BS, false);
+            [[unroll]] for (uint i = 0u; i < TM; i++)
+                [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+        }
+        // With two stages, the one written next step was last read two steps ago: one
+        // barrier suffices. With one, readers finish before the next step writes it.
+        if (STAGES == 1) barrier();
+    }
+
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN; j++) {
+            const uint r = row0 + wr * WM + i * 16u;
+            const uint col = col0 + wc * WN + j * 16u;
+            const uint at = batch * pc.m * pc.n + r * pc.n + col;
+#ifdef OUT_F16
+            F16M h = F16M(acc[i][j]);
+            coopMatStoreNV(h, Halves(pc.c_addr).v, at, pc.n, false);
+#else
+            coopMatStoreNV(acc[i][j], Floats(pc.c_addr).v, at, pc.n, false);
+#endif
+        }
+}
