@@ -5,6 +5,9 @@ defmodule Nx.Vulkan.ComplexMathTest do
   # out: the GPU gives IEEE infinities there.
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
+  # Each function is a shader module of its own: on lavapipe its pipeline takes seconds to
+  # build, about two minutes for the c64 and c128 sets together.
+  @moduletag timeout: 600_000
 
   import Nx.Vulkan.NxHelpers, only: [gpu: 1, host: 1]
 

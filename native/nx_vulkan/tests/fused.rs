@@ -178,6 +178,48 @@ fn softmax_matches_the_unfused_ops() {
     check_softmax(DType::F64, &[2, 3000]);
 }
 
+/// Softmax keeps exp(x - max) in the shared-memory copy of x's row after the sum's
+/// pass (x is not read again); `x * softmax(x)` reads x in the last pass, so there the
+/// row must stay x. Both against the unfused ops.
+#[test]
+fn the_kept_operand_replaces_the_row_only_when_the_row_is_not_read_again() {
+    for dtype in [DType::F32, DType::F64] {
+        let shape = [3, 1500];
+        let xs: Vec<f64> = Rng::new(11)
+            .f32s(4500, -30.0, 30.0)
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let x = if dtype == DType::F32 {
+            upload(
+                &shape,
+                dtype,
+                &xs.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+            )
+        } else {
+            upload(&shape, dtype, &xs)
+        };
+        let mut slots = softmax_program(dtype, &shape).slots;
+        slots.push(Binary(B::Multiply, 5, 0));
+        let p = program(dtype, &shape, 1, slots);
+        let got = fused(&p, &[&x]).unwrap();
+        let want = binary(BinaryOp::Multiply, &softmax_ops(&x), &x, &shape, dtype).unwrap();
+        let (g, w): (Vec<f64>, Vec<f64>) = if dtype == DType::F32 {
+            let f = |t: &Tensor| download::<f32>(t).into_iter().map(f64::from).collect();
+            (f(&got), f(&want))
+        } else {
+            (download(&got), download(&want))
+        };
+        let eps = if dtype == DType::F32 { 1e-6 } else { 1e-14 };
+        for (i, (g, w)) in g.iter().zip(&w).enumerate() {
+            assert!(
+                (g - w).abs() <= eps * w.abs() + 1e-300,
+                "{dtype:?} [{i}]: {g} vs {w}"
+            );
+        }
+    }
+}
+
 #[test]
 fn row_reductions_propagate_nan_and_infinities() {
     let nan = f32::NAN;

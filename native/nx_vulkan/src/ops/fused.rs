@@ -370,6 +370,15 @@ impl Plan {
         if let Some(k) = cached.filter(|_| self.reductions > 0 && self.cols <= row_cache) {
             flags |= 8 | (k as u32) << 24;
         }
+        // The operand of the last reduction, when computed and read again after it is
+        // folded (softmax's exp(x - max)), replaces the cached input's row in shared
+        // memory where nothing later reads that input, rather than being computed again.
+        let kept = (flags & 8 != 0)
+            .then(|| self.operand_to_keep(p, (flags >> 24) as usize & 15))
+            .flatten();
+        if let Some((_, phase)) = kept {
+            flags |= 16 | (phase as u32) << 28;
+        }
         let mut c = vec![p.slots.len() as u32, 0];
         let mut ridx = 0u32;
         for (i, op) in p.slots.iter().enumerate() {
@@ -394,9 +403,77 @@ impl Plan {
                 FusedOp::Unary(_, a) => arg = a as u32,
                 FusedOp::Binary(_, a, b) => arg = a as u32 | (b as u32) << 8,
             }
+            if kept.is_some_and(|(slot, _)| slot == i) {
+                code |= 1 << 24;
+            }
             c.extend([code, arg, lo, hi]);
         }
         c[1] = flags;
         c
+    }
+
+    /// The slot and phase of the last reduction's operand when it is an element-wise
+    /// result that a slot of a later phase reads again, and its values can replace input
+    /// `cached`'s row in shared memory: no slot of a later phase reads that input but
+    /// through it, and in its own phase none after it does.
+    fn operand_to_keep(&self, p: &FusedProgram, cached: usize) -> Option<(usize, usize)> {
+        let (r, e) = p
+            .slots
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, op)| match *op {
+                FusedOp::Reduce(_, a) => Some((i, a)),
+                _ => None,
+            })?;
+        let phase = self.phase[r];
+        let computed = matches!(p.slots[e], FusedOp::Unary(..) | FusedOp::Binary(..));
+        let read_later = p.slots.iter().enumerate().any(|(j, op)| {
+            !matches!(op, FusedOp::Reduce(..))
+                && self.phase[j] > phase
+                && op.operands().contains(&e)
+        });
+        if !computed || !read_later {
+            return None;
+        }
+        let reads_input = |i: usize| p.slots[i] == FusedOp::Input(cached);
+        for q in phase..=self.reductions {
+            let live = self.live_in_phase(p, q, (q > phase).then_some(e));
+            let clash =
+                (0..p.slots.len()).any(|i| live[i] && reads_input(i) && (q > phase || i > e));
+            if clash {
+                return None;
+            }
+        }
+        Some((e, phase))
+    }
+
+    /// The slots whose values phase `q` uses: the output's operands in the last phase,
+    /// the operands of the reduction folded in `q` before it. Reductions already folded
+    /// and `leaf` (a slot read from shared memory) need nothing further.
+    fn live_in_phase(&self, p: &FusedProgram, q: usize, leaf: Option<usize>) -> Vec<bool> {
+        let n = p.slots.len();
+        let mut live = vec![false; n];
+        let mut stack: Vec<usize> = if q == self.reductions {
+            vec![n - 1]
+        } else {
+            p.slots
+                .iter()
+                .enumerate()
+                .filter(|&(i, op)| matches!(op, FusedOp::Reduce(..)) && self.phase[i] == q)
+                .flat_map(|(_, op)| op.operands())
+                .collect()
+        };
+        while let Some(i) = stack.pop() {
+            if live[i] {
+                continue;
+            }
+            live[i] = true;
+            let folded = matches!(p.slots[i], FusedOp::Reduce(..)) && self.phase[i] < q;
+            if !folded && leaf != Some(i) {
+                stack.extend(p.slots[i].operands());
+            }
+        }
+        live
     }
 }
