@@ -489,15 +489,14 @@ fn main() {
         None if quick => vec![256, 1024],
         None => vec![256, 512, 1024, 2048, 4096, 8192],
     };
+    // Bursts as PyTorch's side times them (5 bursts of 3 for the largest).
+    let reps = |n: usize| match (quick, n >= 4096) {
+        (true, _) => (1, 1),
+        (false, true) => (5, 3),
+        (false, false) => (7, 10),
+    };
     for &n in sizes.iter().filter(|_| want("matmul")) {
-        // Bursts as PyTorch's side times them (5 bursts of 3 for the largest).
-        let (r, b) = if quick {
-            (1, 1)
-        } else if n >= 4096 {
-            (5, 3)
-        } else {
-            (7, 10)
-        };
+        let (r, b) = reps(n);
         matmul(n, r, b, DType::F32);
     }
     // PyTorch's side runs f16 and bf16 at these sizes.
@@ -505,13 +504,7 @@ fn main() {
         .iter()
         .filter(|&&n| want("matmul") && [256, 1024, 4096, 8192].contains(&n))
     {
-        let (r, b) = if quick {
-            (1, 1)
-        } else if n >= 4096 {
-            (5, 3)
-        } else {
-            (7, 10)
-        };
+        let (r, b) = reps(n);
         matmul(n, r, b, DType::F16);
         matmul(n, r, b, DType::BF16);
     }

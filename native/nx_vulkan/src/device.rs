@@ -337,63 +337,55 @@ fn cooperative_matrix_shapes(pd: &PhysicalDevice) -> Vec<String> {
         t if t.as_raw() == 1_000_141_000 => "bf16".to_string(),
         other => format!("type{}", other.as_raw()),
     };
+    let shape = |kind: &str, (m, n, k): (u32, u32, u32), types: [vk::ComponentTypeKHR; 4]| {
+        let [a, b, c, r] = types.map(name);
+        format!("{kind} {m}x{n}x{k} {a}*{b}+{c}->{r}")
+    };
     let mut shapes = Vec::new();
     if ext.khr_cooperative_matrix {
         let f = fns
             .khr_cooperative_matrix
             .get_physical_device_cooperative_matrix_properties_khr;
-        let mut n = 0u32;
-        // SAFETY: the standard two-call enumeration on a valid physical device.
-        unsafe {
-            if f(pd.handle(), &mut n, std::ptr::null_mut()) == vk::Result::SUCCESS {
-                let mut props = vec![vk::CooperativeMatrixPropertiesKHR::default(); n as usize];
-                if f(pd.handle(), &mut n, props.as_mut_ptr()) == vk::Result::SUCCESS {
-                    for p in &props[..n as usize] {
-                        shapes.push(format!(
-                            "KHR {}x{}x{} {}*{}+{}->{}",
-                            p.m_size,
-                            p.n_size,
-                            p.k_size,
-                            name(p.a_type),
-                            name(p.b_type),
-                            name(p.c_type),
-                            name(p.result_type)
-                        ));
-                    }
-                }
-            }
-        }
+        // SAFETY: the query of a valid physical device, with its own count.
+        let props = enumerate(|n, out| unsafe { f(pd.handle(), n, out) });
+        shapes.extend(props.iter().map(|p| {
+            shape(
+                "KHR",
+                (p.m_size, p.n_size, p.k_size),
+                [p.a_type, p.b_type, p.c_type, p.result_type],
+            )
+        }));
     }
     if ext.nv_cooperative_matrix {
         let f = fns
             .nv_cooperative_matrix
             .get_physical_device_cooperative_matrix_properties_nv;
-        let mut n = 0u32;
         // SAFETY: as above.
-        unsafe {
-            if f(pd.handle(), &mut n, std::ptr::null_mut()) == vk::Result::SUCCESS {
-                let mut props = vec![vk::CooperativeMatrixPropertiesNV::default(); n as usize];
-                if f(pd.handle(), &mut n, props.as_mut_ptr()) == vk::Result::SUCCESS {
-                    for p in &props[..n as usize] {
-                        let t = |c: vk::ComponentTypeNV| {
-                            name(vk::ComponentTypeKHR::from_raw(c.as_raw()))
-                        };
-                        shapes.push(format!(
-                            "NV {}x{}x{} {}*{}+{}->{}",
-                            p.m_size,
-                            p.n_size,
-                            p.k_size,
-                            t(p.a_type),
-                            t(p.b_type),
-                            t(p.c_type),
-                            t(p.d_type)
-                        ));
-                    }
-                }
-            }
-        }
+        let props = enumerate(|n, out| unsafe { f(pd.handle(), n, out) });
+        let t = |c: vk::ComponentTypeNV| vk::ComponentTypeKHR::from_raw(c.as_raw());
+        shapes.extend(props.iter().map(|p| {
+            shape(
+                "NV",
+                (p.m_size, p.n_size, p.k_size),
+                [t(p.a_type), t(p.b_type), t(p.c_type), t(p.d_type)],
+            )
+        }));
     }
     shapes
+}
+
+/// Vulkan's two-call enumeration: the count, then that many items (none on failure).
+fn enumerate<T: Default + Clone>(query: impl Fn(&mut u32, *mut T) -> ash::vk::Result) -> Vec<T> {
+    let mut n = 0u32;
+    if query(&mut n, std::ptr::null_mut()) != ash::vk::Result::SUCCESS {
+        return Vec::new();
+    }
+    let mut items = vec![T::default(); n as usize];
+    if query(&mut n, items.as_mut_ptr()) != ash::vk::Result::SUCCESS {
+        return Vec::new();
+    }
+    items.truncate(n as usize);
+    items
 }
 
 /// Whether hgemm.comp can run: `VK_NV_cooperative_matrix` with its feature, 16x16x16 f16
