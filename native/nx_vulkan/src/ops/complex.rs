@@ -306,10 +306,9 @@ pub fn fft(
             t.shape
         ));
     }
-    if length.min(t.shape[axis]) > MAX_SERIAL {
+    if length > 1 << 31 {
         return Err(crate::unsupported!(
-            "fft of length {length}: the direct DFT sums serially, at most {MAX_SERIAL} \
-             terms per output on Vulkan yet"
+            "fft of length {length}: at most 2^31 points"
         ));
     }
     let compute = component_compute(&[t.dtype, out_type])?;
@@ -338,24 +337,49 @@ pub fn fft(
     } else {
         (eps as f32).to_bits() as u64
     };
-    let push = PushWords::new()
-        .addr(&out.block)
-        .addr(&t.block)
-        .addr(&table.block)
-        .u(u32_of(total, "element count")?)
-        .u(u32_of(length, "fft length")?)
-        .u(u32_of(t.shape[axis], "axis length")?)
-        .u(u32_of(inner.max(1), "inner size")?)
-        .u(eps_bits as u32)
-        .u((eps_bits >> 32) as u32);
+    // Sums of more than MAX_SERIAL terms run as several launches (see dft.comp), the
+    // running sums kept in a compute-type complex scratch tensor between them.
+    let terms = length.min(t.shape[axis]);
+    let chunks = terms.div_ceil(MAX_SERIAL).max(1);
+    let part = if chunks > 1 {
+        let scratch = if plane == DType::F64 {
+            DType::C128
+        } else {
+            DType::C64
+        };
+        Some(Tensor::empty(&[total], scratch)?)
+    } else {
+        None
+    };
     let ops = inverse as u32 | t.dtype.code() << 8 | out_type.code() << 16;
-    launch(
-        Kernel::Dft(compute),
-        [ops, 0],
-        &push,
-        grid(total as u64),
-        &[read(&t.block), read(&table.block), write(&out.block)],
-    )?;
+    for c in 0..chunks {
+        let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
+        let push = PushWords::new()
+            .addr(&out.block)
+            .addr(&t.block)
+            .addr(&table.block)
+            .u(u32_of(total, "element count")?)
+            .u(u32_of(length, "fft length")?)
+            .u(u32_of(t.shape[axis], "axis length")?)
+            .u(u32_of(inner.max(1), "inner size")?)
+            .u(eps_bits as u32)
+            .u((eps_bits >> 32) as u32)
+            .addr(&part.as_ref().unwrap_or(&out).block)
+            .u((c * MAX_SERIAL) as u32)
+            .u(((c + 1) * MAX_SERIAL).min(terms) as u32)
+            .u(split);
+        let mut accesses = vec![read(&t.block), read(&table.block), write(&out.block)];
+        if let Some(p) = &part {
+            accesses.push(write(&p.block));
+        }
+        launch(
+            Kernel::Dft(compute),
+            [ops, 0],
+            &push,
+            grid(total as u64),
+            &accesses,
+        )?;
+    }
     Ok(out)
 }
 
