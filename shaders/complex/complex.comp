@@ -162,14 +162,21 @@ void main() {
     const uint b_mode = (MODES >> 2) & 3u;
     const uint kind = (MODES >> 4) & 3u;
     if (kind == KIND_ROWS) {
+        // Rows of dims[0] elements, this launch folding j in [dims[1], dims[2]). Longer
+        // rows than one launch may loop over take several launches (bit 0 of dims[3]:
+        // continue from the running values in b_addr; bit 1: leave them there, not in
+        // out), in the same order as one launch.
         uint len = pc.dims[0];
+        uint split = pc.dims[3];
         for (uint i = global_index(); i < pc.n; i += global_threads()) {
-            CV acc = op == B_MUL ? CV(T(1), T(0)) : CV(T(0), T(0));
-            for (uint j = 0u; j < len; j++) {
+            CV acc = (split & 1u) != 0u ? BufCV(pc.b_addr).v[i]
+                     : op == B_MUL ? CV(T(1), T(0)) : CV(T(0), T(0));
+            for (uint j = pc.dims[1]; j < pc.dims[2]; j++) {
                 CV x = load_c(pc.a_addr, a_ty, i * len + j);
                 acc = op == B_MUL ? cmul(x, acc) : x + acc;
             }
-            store_c(pc.out_addr, out_ty, i, acc);
+            if ((split & 2u) != 0u) BufCV(pc.b_addr).v[i] = acc;
+            else store_c(pc.out_addr, out_ty, i, acc);
         }
         return;
     }

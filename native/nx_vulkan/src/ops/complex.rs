@@ -244,35 +244,54 @@ pub fn fold(op: ReduceOp, moved: &Tensor, len: usize, out: &Tensor) -> Result<()
             ))
         }
     };
-    if len > MAX_SERIAL {
-        return Err(crate::unsupported!(
-            "{op:?} of {} over {len} elements per output: the complex fold is serial, \
-             at most {MAX_SERIAL} per output on Vulkan yet",
-            moved.dtype.name()
-        ));
-    }
     let compute = component_compute(&[moved.dtype, out.dtype])?;
     let rows = out.numel();
     if rows == 0 {
         return Ok(());
     }
-    let push = PushWords::new()
-        .addr(&out.block)
-        .addr(&moved.block)
-        .addr(&moved.block)
-        .u(u32_of(rows, "rows")?)
-        .u(1)
-        .i(0)
-        .i(0)
-        .array([u32_of(len, "row length")?]);
+    // Rows longer than MAX_SERIAL fold in several launches (see complex.comp's KIND_ROWS),
+    // the running values kept in a compute-type complex scratch tensor between them.
+    let chunks = len.div_ceil(MAX_SERIAL).max(1);
+    let part = if chunks > 1 {
+        let scratch = if compute == Compute::F64 {
+            DType::C128
+        } else {
+            DType::C64
+        };
+        Some(Tensor::empty(&[rows], scratch)?)
+    } else {
+        None
+    };
     let ops = code as u32 | moved.dtype.code() << 8 | out.dtype.code() << 24;
-    launch(
-        Kernel::Complex(compute),
-        [ops, KIND_ROWS << 4],
-        &push,
-        grid(rows as u64),
-        &[read(&moved.block), write(&out.block)],
-    )
+    for c in 0..chunks {
+        let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
+        let push = PushWords::new()
+            .addr(&out.block)
+            .addr(&moved.block)
+            .addr(&part.as_ref().unwrap_or(moved).block)
+            .u(u32_of(rows, "rows")?)
+            .u(1)
+            .i(0)
+            .i(0)
+            .array([
+                u32_of(len, "row length")?,
+                (c * MAX_SERIAL) as u32,
+                ((c + 1) * MAX_SERIAL).min(len) as u32,
+                split,
+            ]);
+        let mut accesses = vec![read(&moved.block), write(&out.block)];
+        if let Some(p) = &part {
+            accesses.push(write(&p.block));
+        }
+        launch(
+            Kernel::Complex(compute),
+            [ops, KIND_ROWS << 4],
+            &push,
+            grid(rows as u64),
+            &accesses,
+        )?;
+    }
+    Ok(())
 }
 
 /// `(cos, sin)` of `-2 pi k / n`, exact at the quarter turns.
