@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use nx_vulkan::ops::dot::dot;
+use nx_vulkan::ops::dot::{dot, dot_via_f32};
 use nx_vulkan::{DType, Error, Tensor};
 
 /// Reference dot: for each output element, folds `mac(acc, a, b)` over the contracted
@@ -207,28 +207,48 @@ fn register_blocked_f32_edges_batches_and_split_k() {
     check_matmul_f32(1, 128, 16_392, 128, &mut rng);
 }
 
-/// `batch` products of m x k and k x n f16 matrices: exact products summed in f32 (on
-/// cooperative matrices where the device offers them, hgemm.comp), one rounding to f16.
-/// Within the f32 bound of the module doc plus half an f16 ulp (2^-11 relative, 2^-25
-/// absolute below f16's normal range).
-fn check_matmul_f16(batch: usize, m: usize, k: usize, n: usize, rng: &mut Rng) {
-    let half = |v: Vec<f32>| -> Vec<u16> { v.into_iter().map(f16_bits_ref).collect() };
+/// `batch` products of m x k and k x n f16 or bf16 matrices: exact products summed in
+/// f32 (on cooperative matrices where the device offers them for f16, else on sgemm.comp
+/// after widening, or the generic kernel), one rounding to the type. Within the f32 bound
+/// of the module doc plus half an ulp of the type (2^-11 relative for f16, 2^-8 for bf16;
+/// 2^-25 absolute below f16's normal range).
+fn check_matmul_half(ty: DType, batch: usize, m: usize, k: usize, n: usize, rng: &mut Rng) {
+    check_half_product(dot, ty, batch, m, k, n, rng)
+}
+
+type DotFn =
+    fn(&Tensor, &[usize], &[usize], &Tensor, &[usize], &[usize], DType) -> Result<Tensor, Error>;
+
+fn check_half_product(
+    dot: DotFn,
+    ty: DType,
+    batch: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+    rng: &mut Rng,
+) {
+    let f16 = ty == DType::F16;
+    let to_bits = if f16 { f16_bits_ref } else { bf16_bits_ref };
+    let to_f64 = if f16 { f16_to_f64 } else { bf16_to_f64 };
+    let half_ulp = 2f64.powi(if f16 { -11 } else { -8 });
+    let half = |v: Vec<f32>| -> Vec<u16> { v.into_iter().map(to_bits).collect() };
     let a = half(rng.f32s(batch * m * k, -1.0, 1.0));
     let b = half(rng.f32s(batch * k * n, -1.0, 1.0));
     let t = dot(
-        &upload(&[batch, m, k], DType::F16, &a),
+        &upload(&[batch, m, k], ty, &a),
         &[2],
         &[0],
-        &upload(&[batch, k, n], DType::F16, &b),
+        &upload(&[batch, k, n], ty, &b),
         &[1],
         &[0],
-        DType::F16,
+        ty,
     )
     .unwrap();
     let got: Vec<u16> = download(&t);
     let (a, b): (Vec<f64>, Vec<f64>) = (
-        a.into_iter().map(f16_to_f64).collect(),
-        b.into_iter().map(f16_to_f64).collect(),
+        a.into_iter().map(to_f64).collect(),
+        b.into_iter().map(to_f64).collect(),
     );
     for z in 0..batch {
         for i in 0..m {
@@ -239,12 +259,11 @@ fn check_matmul_f16(batch: usize, m: usize, k: usize, n: usize, rng: &mut Rng) {
                     s += xy;
                     mag += xy.abs();
                 }
-                let g = f16_to_f64(got[z * m * n + i * n + j]);
-                let bound =
-                    k as f64 * 2f64.powi(-23) * mag + 2f64.powi(-11) * s.abs() + 2f64.powi(-25);
+                let g = to_f64(got[z * m * n + i * n + j]);
+                let bound = k as f64 * 2f64.powi(-23) * mag + half_ulp * s.abs() + 2f64.powi(-25);
                 assert!(
                     (g - s).abs() <= bound,
-                    "f16 {batch} x {m}x{k}x{n}: ({z}, {i}, {j}) got {g} want {s} (bound {bound:e})"
+                    "{ty:?} {batch} x {m}x{k}x{n}: ({z}, {i}, {j}) got {g} want {s} (bound {bound:e})"
                 );
             }
         }
@@ -258,9 +277,21 @@ fn f16_products_for_the_cooperative_matrix_kernel() {
     let coopmat = nx_vulkan::engine().unwrap().info().cooperative_matrix_f16;
     println!("cooperative-matrix f16 kernel: {coopmat}");
     let mut rng = Rng::new(77);
-    check_matmul_f16(1, 256, 384, 512, &mut rng);
-    check_matmul_f16(2, 128, 4096, 256, &mut rng);
-    check_matmul_f16(1, 128, 16_416, 128, &mut rng);
+    check_matmul_half(DType::F16, 1, 256, 384, 512, &mut rng);
+    check_matmul_half(DType::F16, 2, 128, 4096, 256, &mut rng);
+    check_matmul_half(DType::F16, 1, 128, 16_416, 128, &mut rng);
+}
+
+/// bf16 and f16 products as `dot` does the large ones (over 2^34 multiply-adds) that the
+/// cooperative-matrix kernel does not take: widened to f32, on sgemm.comp where the shapes
+/// fit (the first two here), rounded once; and bf16 products through `dot` itself.
+#[test]
+fn half_products_widened_to_the_f32_kernel() {
+    let mut rng = Rng::new(78);
+    check_half_product(dot_via_f32, DType::BF16, 1, 256, 384, 512, &mut rng);
+    check_half_product(dot_via_f32, DType::F16, 2, 130, 1028, 132, &mut rng);
+    check_half_product(dot_via_f32, DType::BF16, 1, 20, 52, 26, &mut rng);
+    check_matmul_half(DType::BF16, 1, 256, 384, 512, &mut rng);
 }
 
 #[test]
