@@ -31,8 +31,15 @@ defmodule Nx.Vulkan.Backend do
 
   ## Helpers
 
+  # Every op passes its output type's name: one clause per type, no string building.
   @doc false
   def type_name({:f8_e4m3fn, 8}), do: "f8_e4m3fn"
+
+  for {kind, sizes} <- [u: [2, 4, 8, 16, 32, 64], s: [2, 4, 8, 16, 32, 64], f: [8, 16, 32, 64], bf: [16], c: [64, 128]],
+      size <- sizes do
+    def type_name({unquote(kind), unquote(size)}), do: unquote("#{kind}#{size}")
+  end
+
   def type_name({kind, size}), do: "#{kind}#{size}"
 
   defp shape_list(%T{shape: shape}), do: Tuple.to_list(shape)
