@@ -195,6 +195,18 @@ uint double_to_f32_bits(double r) {
 float f32_narrow(double r) {
     return uintBitsToFloat(double_to_f32_bits(r));
 }
+
+// r rounded to f32 "to odd": toward zero, the last bit set when inexact. Rounded again to
+// nearest even in a type with at least two bits fewer (f16, bf16), this gives r rounded
+// once, as Nx rounds a double straight to f16; rounding to the nearest f32 first turns
+// values just off an f16 tie into the tie.
+float f32_round_odd(double r) {
+    uint b = double_to_f32_bits(r);
+    double back = f32_bits_to_double(b);
+    if (isnan(r) || back == r) return uintBitsToFloat(b);
+    if (abs(back) > abs(r)) b -= 1u;  // rounded away from zero: its neighbour toward it
+    return uintBitsToFloat(b | 1u);
+}
 #endif
 
 // Compute-type value of a float element, truncated toward zero for integer compute types.
@@ -300,8 +312,14 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
     case TY_U2: case TY_U4: case TY_S2: case TY_S4: BufU8(addr).v[i] = uint8_t(sub_byte(ty, int_bits(v))); return;
     case TY_U16: case TY_S16: BufU16(addr).v[i] = uint16_t(int_bits(v) & 0xFFFFu); return;
     case TY_U32: case TY_S32: BufU32(addr).v[i] = int_bits(v); return;
+#if defined(CT_F64)
+    // Through f32 rounded to odd: one rounding from the double, as Nx does.
+    case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(f32_round_odd(v), 0.0)) & 0xFFFFu); return;
+    case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(f32_round_odd(v))); return;
+#else
     case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(float(v), 0.0)) & 0xFFFFu); return;
     case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(float(v))); return;
+#endif
     case TY_F8: BufU8(addr).v[i] = uint8_t(f32_to_f8_bits(float(v))); return;
     case TY_F8E4M3FN: BufU8(addr).v[i] = uint8_t(f32_to_f8e4m3_bits(float(v))); return;
 #if defined(CT_F64)

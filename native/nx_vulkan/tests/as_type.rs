@@ -365,3 +365,39 @@ fn same_type_and_empty() {
     let s = upload(&[], DType::F64, &[-7.9f64]);
     assert_eq!(download::<i8>(&as_type(&s, DType::S8).unwrap()), vec![-7]);
 }
+
+/// f64 -> f16 and bf16 round once, as Nx does: values just above or below a tie of the
+/// narrow type (by far less than an f32 ulp) go to the nearer neighbour, where rounding to
+/// the nearest f32 first would make them the tie and round it to even.
+#[test]
+fn f64_to_f16_and_bf16_round_once() {
+    let tiny = 2f64.powi(-40);
+    let mut v = Vec::new();
+    for base in [1.0, -1.5, 1024.0, 3.0e-5, 6.0e-8] {
+        // Ties between f16 neighbours: x + ulp/2 for x on the f16 grid near `base`.
+        let x = f16_to_f64(f16_bits_from_f64(base));
+        let ulp = f16_to_f64(f16_bits_from_f64(x.abs()) + 1) - x.abs();
+        let tie = x + x.signum() * ulp / 2.0;
+        v.extend([tie + tie.abs() * tiny, tie - tie.abs() * tiny, tie]);
+        let xb = bf16_to_f64(bf16_bits_from_f64(base));
+        let ulpb = bf16_to_f64(bf16_bits_from_f64(xb.abs()) + 1) - xb.abs();
+        let tieb = xb + xb.signum() * ulpb / 2.0;
+        v.extend([tieb + tieb.abs() * tiny, tieb - tieb.abs() * tiny, tieb]);
+    }
+    v.extend([f64::INFINITY, -0.0, 1e300, -1e-300, 65519.9, 65520.0]);
+    let got: Vec<u16> = convert(&v, DType::F64, DType::F16);
+    for (&x, &g) in v.iter().zip(&got) {
+        assert_eq!(g, f16_bits_from_f64(x), "f64 {x:e} -> f16");
+    }
+    let got: Vec<u16> = convert(&v, DType::F64, DType::BF16);
+    for (&x, &g) in v.iter().zip(&got) {
+        assert_eq!(g, bf16_bits_from_f64(x), "f64 {x:e} -> bf16");
+    }
+    // The traps are real: rounding to the nearest f32 first gives other bits for some.
+    assert!(v
+        .iter()
+        .any(|&x| f16_bits_from_f64(x) != f16_bits_ref(x as f32)));
+    assert!(v
+        .iter()
+        .any(|&x| bf16_bits_from_f64(x) != bf16_bits_ref(x as f32)));
+}

@@ -176,6 +176,22 @@ pub fn f16_bits_ref(x: f32) -> u16 {
     nearest_bits(x as f64, 0x7bff, 65536.0, f16_to_f64)
 }
 
+/// f64 -> f16 bits, rounded once to nearest even (as Nx stores a double as f16).
+pub fn f16_bits_from_f64(x: f64) -> u16 {
+    if x.is_nan() {
+        return 0x7e00;
+    }
+    nearest_bits(x, 0x7bff, 65536.0, f16_to_f64)
+}
+
+/// f64 -> bf16 bits, rounded once to nearest even.
+pub fn bf16_bits_from_f64(x: f64) -> u16 {
+    if x.is_nan() {
+        return 0x7fc0;
+    }
+    nearest_bits(x, 0x7f7f, 2f64.powi(128), bf16_to_f64)
+}
+
 /// f32 -> bf16 bits, round to nearest even.
 pub fn bf16_bits_ref(x: f32) -> u16 {
     if x.is_nan() {
