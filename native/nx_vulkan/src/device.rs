@@ -221,9 +221,11 @@ impl Gpu {
             shader_buffer_int64_atomics: sup.shader_buffer_int64_atomics,
             synchronization2: sup.synchronization2,
             // hgemm.comp's SPIR-V uses the Vulkan memory model, as GL_NV_cooperative_matrix
-            // requires.
+            // requires. With the model enabled, every module's device-scope atomics
+            // (indexed_add's) need its device-scope feature too.
             cooperative_matrix: coopmat,
             vulkan_memory_model: coopmat,
+            vulkan_memory_model_device_scope: coopmat,
             ..DeviceFeatures::empty()
         };
         let ext = pd.supported_extensions();
@@ -389,7 +391,8 @@ fn enumerate<T: Default + Clone>(query: impl Fn(&mut u32, *mut T) -> ash::vk::Re
 }
 
 /// Whether hgemm.comp can run: `VK_NV_cooperative_matrix` with its feature, 16x16x16 f16
-/// products accumulating in f32, the Vulkan memory model and subgroups of 32 (the kernel
+/// products accumulating in f32, the Vulkan memory model (with device scope) and subgroups
+/// of 32 (the kernel
 /// has eight per workgroup), unless `NX_VULKAN_COOPMAT=0`.
 fn f16_cooperative_matrix(pd: &PhysicalDevice, shapes: &[String]) -> bool {
     let f = pd.supported_features();
@@ -397,6 +400,7 @@ fn f16_cooperative_matrix(pd: &PhysicalDevice, shapes: &[String]) -> bool {
         && pd.supported_extensions().nv_cooperative_matrix
         && f.cooperative_matrix
         && f.vulkan_memory_model
+        && f.vulkan_memory_model_device_scope
         && f.shader_float16
         && f.storage_buffer16_bit_access
         && pd.properties().subgroup_size == Some(32)
