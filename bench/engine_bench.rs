@@ -484,6 +484,7 @@ fn main() {
         add_throughput(1 << 28, 5, burst);
     }
     // `--sizes 4096,8192`: the matmul sizes, in this order (repeats allowed).
+    let explicit_sizes = args.iter().any(|a| a == "--sizes");
     let sizes: Vec<usize> = match args.iter().position(|a| a == "--sizes") {
         Some(i) => args[i + 1].split(',').map(|x| x.parse().unwrap()).collect(),
         None if quick => vec![256, 1024],
@@ -499,10 +500,10 @@ fn main() {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F32);
     }
-    // PyTorch's side runs f16 and bf16 at these sizes.
+    // PyTorch's side runs f16 and bf16 at these sizes (or at every size given).
     for &n in sizes
         .iter()
-        .filter(|&&n| want("matmul") && [256, 1024, 4096, 8192].contains(&n))
+        .filter(|&&n| want("matmul") && (explicit_sizes || [256, 1024, 4096, 8192].contains(&n)))
     {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F16);

@@ -70,7 +70,8 @@ fn sgemm_shape(m: usize, n: usize, k: usize) -> bool {
 const WIDEN_MIN_MACS: u64 = 1 << 34;
 
 /// Whether an f16 or bf16 product is done as an f32 one (`dot_via_f32`): large products
-/// of the shapes sgemm.comp takes that the cooperative-matrix kernel does not.
+/// of the shapes sgemm.comp takes that the cooperative-matrix kernel does not, padded or
+/// not.
 fn widen_halves(
     a: &Tensor,
     b: &Tensor,
@@ -84,7 +85,10 @@ fn widen_halves(
         return Ok(false);
     }
     let large = (m as u64) * (n as u64) * (k as u64) >= WIDEN_MIN_MACS;
-    Ok(large && sgemm_shape(m, n, k) && !hgemm_shape(a.dtype, b.dtype, m, n, k)?)
+    Ok(large
+        && sgemm_shape(m, n, k)
+        && !hgemm_shape(a.dtype, b.dtype, m, n, k)?
+        && !hgemm_after_padding(a, b, out_type, m, n, k)?)
 }
 
 /// Nx `dot` computed as an f32 product: the operands widened to f32 (exact for f16, bf16
@@ -142,6 +146,53 @@ fn hgemm_shape(a: DType, b: DType, m: usize, n: usize, k: usize) -> Result<bool>
         && n.is_multiple_of(HGEMM_TILE)
         && k.is_multiple_of(HGEMM_K_STEP)
         && crate::engine::engine()?.info().cooperative_matrix_f16)
+}
+
+/// Whether a large f16 product off the cooperative-matrix kernel's tiles (M or N not a
+/// multiple of 128, or K of 32) takes it after zero-padding: where the padded product is
+/// at most twice the work.
+fn hgemm_after_padding(
+    a: &Tensor,
+    b: &Tensor,
+    out_type: DType,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<bool> {
+    let up = |x: usize, q: usize| x.div_ceil(q) * q;
+    let (mp, np, kp) = (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP));
+    let macs = |m: usize, n: usize, k: usize| (m as u64) * (n as u64) * (k as u64);
+    Ok(out_type == DType::F16
+        && (mp, np, kp) != (m, n, k)
+        && macs(m, n, k) > F64_ACCUMULATION_MACS
+        && macs(mp, np, kp) <= 2 * macs(m, n, k)
+        && hgemm_shape(a.dtype, b.dtype, mp, np, kp)?)
+}
+
+/// The f16 product of `a` ([batch.., m.., k..]) and `b` ([batch.., k.., n..]) on the
+/// cooperative-matrix kernel, the operands zero-padded to its tiles (the padded products
+/// are exact zeros: no sum changes) and the result cut back to `shape`.
+fn hgemm_padded(
+    a: &Tensor,
+    b: &Tensor,
+    [batch, m, n, k]: [usize; 4],
+    shape: &[usize],
+) -> Result<Tensor> {
+    let up = |x: usize, q: usize| x.div_ceil(q) * q;
+    let (mp, np, kp) = (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP));
+    let zero = super::creation::constant(&[], DType::F16, super::creation::Scalar::Int(0))?;
+    let grow = |t: &Tensor, dims: [usize; 3], to: [usize; 3]| {
+        let config: Vec<(isize, isize, usize)> = dims
+            .iter()
+            .zip(to)
+            .map(|(&d, t)| (0, (t - d) as isize, 0))
+            .collect();
+        super::shape::pad(&t.reshape(&dims)?, &zero, &config, DType::F16)
+    };
+    let pa = grow(a, [batch, m, k], [batch, mp, kp])?;
+    let pb = grow(b, [batch, k, n], [batch, kp, np])?;
+    let c = dot(&pa, &[2], &[0], &pb, &[1], &[0], DType::F16)?;
+    super::shape::slice(&c, &[0, 0, 0], &[batch, m, n], &[1, 1, 1])?.reshape(shape)
 }
 
 /// Dots of at most this many multiply-adds that the tiled sgemm kernel does not take
@@ -221,6 +272,9 @@ pub fn dot(
         .collect();
     let la = arranged(a, &order_a)?;
     let lb = arranged(b, &order_b)?;
+    if hgemm_after_padding(&la, &lb, out_type, m, n, k)? {
+        return hgemm_padded(&la, &lb, [batch, m, n, k], &shape);
+    }
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
     // Products the tiled f32 kernel does not take (small or narrow ones, launch-bound)
