@@ -231,6 +231,18 @@ pub fn by_planes(
     })
 }
 
+/// How many launches of at most MAX_SERIAL terms a serial loop of `terms` takes, and when
+/// more than one, the scratch tensor that carries the `outputs` running values from one
+/// launch to the next (complex, with f64 parts when `wide`).
+fn serial_chunks(terms: usize, outputs: usize, wide: bool) -> Result<(usize, Option<Tensor>)> {
+    let chunks = terms.div_ceil(MAX_SERIAL).max(1);
+    if chunks == 1 {
+        return Ok((1, None));
+    }
+    let scratch = if wide { DType::C128 } else { DType::C64 };
+    Ok((chunks, Some(Tensor::empty(&[outputs], scratch)?)))
+}
+
 /// Nx `sum`/`product` of a complex tensor: each output element folds a row of the
 /// tensor with its reduced axes moved last (`rows`, `len`), in input order.
 pub fn fold(op: ReduceOp, moved: &Tensor, len: usize, out: &Tensor) -> Result<()> {
@@ -249,19 +261,8 @@ pub fn fold(op: ReduceOp, moved: &Tensor, len: usize, out: &Tensor) -> Result<()
     if rows == 0 {
         return Ok(());
     }
-    // Rows longer than MAX_SERIAL fold in several launches (see complex.comp's KIND_ROWS),
-    // the running values kept in a compute-type complex scratch tensor between them.
-    let chunks = len.div_ceil(MAX_SERIAL).max(1);
-    let part = if chunks > 1 {
-        let scratch = if compute == Compute::F64 {
-            DType::C128
-        } else {
-            DType::C64
-        };
-        Some(Tensor::empty(&[rows], scratch)?)
-    } else {
-        None
-    };
+    // Rows longer than MAX_SERIAL fold in several launches (see complex.comp's KIND_ROWS).
+    let (chunks, part) = serial_chunks(len, rows, compute == Compute::F64)?;
     let ops = code as u32 | moved.dtype.code() << 8 | out.dtype.code() << 24;
     for c in 0..chunks {
         let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
@@ -356,20 +357,9 @@ pub fn fft(
     } else {
         (eps as f32).to_bits() as u64
     };
-    // Sums of more than MAX_SERIAL terms run as several launches (see dft.comp), the
-    // running sums kept in a compute-type complex scratch tensor between them.
+    // Sums of more than MAX_SERIAL terms run as several launches (see dft.comp).
     let terms = length.min(t.shape[axis]);
-    let chunks = terms.div_ceil(MAX_SERIAL).max(1);
-    let part = if chunks > 1 {
-        let scratch = if plane == DType::F64 {
-            DType::C128
-        } else {
-            DType::C64
-        };
-        Some(Tensor::empty(&[total], scratch)?)
-    } else {
-        None
-    };
+    let (chunks, part) = serial_chunks(terms, total, plane == DType::F64)?;
     let ops = inverse as u32 | t.dtype.code() << 8 | out_type.code() << 16;
     for c in 0..chunks {
         let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
