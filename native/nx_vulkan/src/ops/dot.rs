@@ -88,7 +88,7 @@ fn widen_halves(
     Ok(large
         && sgemm_shape(m, n, k)
         && !hgemm_shape(a.dtype, b.dtype, m, n, k)?
-        && !hgemm_after_padding(a, b, out_type, m, n, k)?)
+        && !hgemm_after_padding(a.dtype, b.dtype, out_type, m, n, k)?)
 }
 
 /// Nx `dot` computed as an f32 product: the operands widened to f32 (exact for f16, bf16
@@ -148,25 +148,30 @@ fn hgemm_shape(a: DType, b: DType, m: usize, n: usize, k: usize) -> Result<bool>
         && crate::engine::engine()?.info().cooperative_matrix_f16)
 }
 
+/// M, N and K rounded up to the cooperative-matrix kernel's tiles.
+fn hgemm_padded_dims(m: usize, n: usize, k: usize) -> (usize, usize, usize) {
+    let up = |x: usize, q: usize| x.div_ceil(q) * q;
+    (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP))
+}
+
 /// Whether a large f16 product off the cooperative-matrix kernel's tiles (M or N not a
 /// multiple of 128, or K of 32) takes it after zero-padding: where the padded product is
 /// at most twice the work.
 fn hgemm_after_padding(
-    a: &Tensor,
-    b: &Tensor,
+    a: DType,
+    b: DType,
     out_type: DType,
     m: usize,
     n: usize,
     k: usize,
 ) -> Result<bool> {
-    let up = |x: usize, q: usize| x.div_ceil(q) * q;
-    let (mp, np, kp) = (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP));
+    let (mp, np, kp) = hgemm_padded_dims(m, n, k);
     let macs = |m: usize, n: usize, k: usize| (m as u64) * (n as u64) * (k as u64);
     Ok(out_type == DType::F16
         && (mp, np, kp) != (m, n, k)
         && macs(m, n, k) > F64_ACCUMULATION_MACS
         && macs(mp, np, kp) <= 2 * macs(m, n, k)
-        && hgemm_shape(a.dtype, b.dtype, mp, np, kp)?)
+        && hgemm_shape(a, b, mp, np, kp)?)
 }
 
 /// The f16 product of `a` ([batch.., m.., k..]) and `b` ([batch.., k.., n..]) on the
@@ -178,8 +183,7 @@ fn hgemm_padded(
     [batch, m, n, k]: [usize; 4],
     shape: &[usize],
 ) -> Result<Tensor> {
-    let up = |x: usize, q: usize| x.div_ceil(q) * q;
-    let (mp, np, kp) = (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP));
+    let (mp, np, kp) = hgemm_padded_dims(m, n, k);
     let zero = super::creation::constant(&[], DType::F16, super::creation::Scalar::Int(0))?;
     let grow = |t: &Tensor, dims: [usize; 3], to: [usize; 3]| {
         let config: Vec<(isize, isize, usize)> = dims
@@ -254,10 +258,6 @@ pub fn dot(
     let mut shape: Vec<usize> = batch_a.iter().map(|&x| a.shape[x]).collect();
     shape.extend(free_a.iter().map(|&x| a.shape[x]));
     shape.extend(free_b.iter().map(|&x| b.shape[x]));
-    let out = Tensor::empty(&shape, out_type)?;
-    if out.numel() == 0 {
-        return Ok(out);
-    }
     let order_a: Vec<usize> = batch_a
         .iter()
         .chain(&free_a)
@@ -270,11 +270,16 @@ pub fn dot(
         .chain(&free_b)
         .copied()
         .collect();
-    let la = arranged(a, &order_a)?;
-    let lb = arranged(b, &order_b)?;
-    if hgemm_after_padding(&la, &lb, out_type, m, n, k)? {
+    if hgemm_after_padding(a.dtype, b.dtype, out_type, m, n, k)? {
+        let (la, lb) = (arranged(a, &order_a)?, arranged(b, &order_b)?);
         return hgemm_padded(&la, &lb, [batch, m, n, k], &shape);
     }
+    let out = Tensor::empty(&shape, out_type)?;
+    if out.numel() == 0 {
+        return Ok(out);
+    }
+    let la = arranged(a, &order_a)?;
+    let lb = arranged(b, &order_b)?;
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
     // Products the tiled f32 kernel does not take (small or narrow ones, launch-bound)
