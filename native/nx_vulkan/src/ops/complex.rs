@@ -14,6 +14,7 @@ use super::{access_mode, grid, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::engine::engine;
 use crate::error::Result;
+use crate::exec::Access;
 use crate::kernels::Kernel;
 use crate::tensor::{numel, Tensor};
 
@@ -231,16 +232,55 @@ pub fn by_planes(
     })
 }
 
-/// How many launches of at most MAX_SERIAL terms a serial loop of `terms` takes, and when
-/// more than one, the scratch tensor that carries the `outputs` running values from one
-/// launch to the next (complex, with f64 parts when `wide`).
-fn serial_chunks(terms: usize, outputs: usize, wide: bool) -> Result<(usize, Option<Tensor>)> {
-    let chunks = terms.div_ceil(MAX_SERIAL).max(1);
-    if chunks == 1 {
-        return Ok((1, None));
+/// A serial loop of `terms` terms per output, run as launches of at most MAX_SERIAL
+/// terms (lavapipe stops shader loops after ~65k iterations). With more than one launch,
+/// a scratch tensor carries the running values from one to the next; the kernels
+/// (complex.comp's row fold, dft.comp) continue them in the order one launch would.
+struct SerialLaunches {
+    terms: usize,
+    chunks: usize,
+    part: Option<Tensor>,
+}
+
+impl SerialLaunches {
+    /// The launches for `outputs` running values, complex with f64 parts when `wide`.
+    fn new(terms: usize, outputs: usize, wide: bool) -> Result<SerialLaunches> {
+        let chunks = terms.div_ceil(MAX_SERIAL).max(1);
+        let part = if chunks > 1 {
+            let scratch = if wide { DType::C128 } else { DType::C64 };
+            Some(Tensor::empty(&[outputs], scratch)?)
+        } else {
+            None
+        };
+        Ok(SerialLaunches {
+            terms,
+            chunks,
+            part,
+        })
     }
-    let scratch = if wide { DType::C128 } else { DType::C64 };
-    Ok((chunks, Some(Tensor::empty(&[outputs], scratch)?)))
+
+    /// Each launch's first term, end term and flags (bit 0: continue from the scratch
+    /// values; bit 1: leave the running values there, not in the output).
+    fn ranges(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        (0..self.chunks).map(|c| {
+            let split = (c > 0) as u32 | ((c + 1 < self.chunks) as u32) << 1;
+            let end = ((c + 1) * MAX_SERIAL).min(self.terms);
+            ((c * MAX_SERIAL) as u32, end as u32, split)
+        })
+    }
+
+    /// The scratch tensor, or `unused` (any tensor) when there is one launch.
+    fn part_or<'a>(&'a self, unused: &'a Tensor) -> &'a Tensor {
+        self.part.as_ref().unwrap_or(unused)
+    }
+
+    /// `accesses` plus the scratch tensor's, when there is one.
+    fn with_part<'a>(&'a self, mut accesses: Vec<Access<'a>>) -> Vec<Access<'a>> {
+        if let Some(p) = &self.part {
+            accesses.push(write(&p.block));
+        }
+        accesses
+    }
 }
 
 /// Nx `sum`/`product` of a complex tensor: each output element folds a row of the
@@ -262,34 +302,24 @@ pub fn fold(op: ReduceOp, moved: &Tensor, len: usize, out: &Tensor) -> Result<()
         return Ok(());
     }
     // Rows longer than MAX_SERIAL fold in several launches (see complex.comp's KIND_ROWS).
-    let (chunks, part) = serial_chunks(len, rows, compute == Compute::F64)?;
+    let launches = SerialLaunches::new(len, rows, compute == Compute::F64)?;
     let ops = code as u32 | moved.dtype.code() << 8 | out.dtype.code() << 24;
-    for c in 0..chunks {
-        let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
+    for (begin, end, split) in launches.ranges() {
         let push = PushWords::new()
             .addr(&out.block)
             .addr(&moved.block)
-            .addr(&part.as_ref().unwrap_or(moved).block)
+            .addr(&launches.part_or(moved).block)
             .u(u32_of(rows, "rows")?)
             .u(1)
             .i(0)
             .i(0)
-            .array([
-                u32_of(len, "row length")?,
-                (c * MAX_SERIAL) as u32,
-                ((c + 1) * MAX_SERIAL).min(len) as u32,
-                split,
-            ]);
-        let mut accesses = vec![read(&moved.block), write(&out.block)];
-        if let Some(p) = &part {
-            accesses.push(write(&p.block));
-        }
+            .array([u32_of(len, "row length")?, begin, end, split]);
         launch(
             Kernel::Complex(compute),
             [ops, KIND_ROWS << 4],
             &push,
             grid(rows as u64),
-            &accesses,
+            &launches.with_part(vec![read(&moved.block), write(&out.block)]),
         )?;
     }
     Ok(())
@@ -359,10 +389,9 @@ pub fn fft(
     };
     // Sums of more than MAX_SERIAL terms run as several launches (see dft.comp).
     let terms = length.min(t.shape[axis]);
-    let (chunks, part) = serial_chunks(terms, total, plane == DType::F64)?;
+    let launches = SerialLaunches::new(terms, total, plane == DType::F64)?;
     let ops = inverse as u32 | t.dtype.code() << 8 | out_type.code() << 16;
-    for c in 0..chunks {
-        let split = (c > 0) as u32 | ((c + 1 < chunks) as u32) << 1;
+    for (begin, end, split) in launches.ranges() {
         let push = PushWords::new()
             .addr(&out.block)
             .addr(&t.block)
@@ -373,20 +402,16 @@ pub fn fft(
             .u(u32_of(inner.max(1), "inner size")?)
             .u(eps_bits as u32)
             .u((eps_bits >> 32) as u32)
-            .addr(&part.as_ref().unwrap_or(&out).block)
-            .u((c * MAX_SERIAL) as u32)
-            .u(((c + 1) * MAX_SERIAL).min(terms) as u32)
+            .addr(&launches.part_or(&out).block)
+            .u(begin)
+            .u(end)
             .u(split);
-        let mut accesses = vec![read(&t.block), read(&table.block), write(&out.block)];
-        if let Some(p) = &part {
-            accesses.push(write(&p.block));
-        }
         launch(
             Kernel::Dft(compute),
             [ops, 0],
             &push,
             grid(total as u64),
-            &accesses,
+            &launches.with_part(vec![read(&t.block), read(&table.block), write(&out.block)]),
         )?;
     }
     Ok(out)
