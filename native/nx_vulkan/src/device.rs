@@ -392,8 +392,7 @@ fn enumerate<T: Default + Clone>(query: impl Fn(&mut u32, *mut T) -> ash::vk::Re
 
 /// Whether hgemm.comp can run: `VK_NV_cooperative_matrix` with its feature, 16x16x16 f16
 /// products accumulating in f32, the Vulkan memory model (with device scope) and subgroups
-/// of 32 (the kernel
-/// has eight per workgroup), unless `NX_VULKAN_COOPMAT=0`.
+/// of 32 (the kernel has eight per workgroup), unless `NX_VULKAN_COOPMAT=0`.
 fn f16_cooperative_matrix(pd: &PhysicalDevice, shapes: &[String]) -> bool {
     let f = pd.supported_features();
     std::env::var("NX_VULKAN_COOPMAT").map_or(true, |v| v != "0")

@@ -366,16 +366,17 @@ impl Plan {
         // 16 KiB) with many loads in flight; every pass reads it there. On the H200 this
         // took softmax rows of 4096 from 129 to 101 us (raw/nvidia-h200-2026-12-01a).
         let row_cache = if p.dtype == DType::F64 { 2048 } else { 4096 };
-        let cached = modes.iter().position(|m| *m == Access2d::Full);
-        if let Some(k) = cached.filter(|_| self.reductions > 0 && self.cols <= row_cache) {
+        let cached = modes
+            .iter()
+            .position(|m| *m == Access2d::Full)
+            .filter(|_| self.reductions > 0 && self.cols <= row_cache);
+        if let Some(k) = cached {
             flags |= 8 | (k as u32) << 24;
         }
         // The operand of the last reduction, when computed and read again after it is
         // folded (softmax's exp(x - max)), replaces the cached input's row in shared
         // memory where nothing later reads that input, rather than being computed again.
-        let kept = (flags & 8 != 0)
-            .then(|| self.operand_to_keep(p, (flags >> 24) as usize & 15))
-            .flatten();
+        let kept = cached.and_then(|k| self.operand_to_keep(p, k));
         if let Some((_, phase)) = kept {
             flags |= 16 | (phase as u32) << 28;
         }
