@@ -207,6 +207,12 @@ float f32_round_odd(double r) {
     if (abs(back) > abs(r)) b -= 1u;  // rounded away from zero: its neighbour toward it
     return uintBitsToFloat(b | 1u);
 }
+
+// A double result as the f32 a store of type `out_ty` takes: the nearest one, or for an
+// f16/bf16 output one rounded to odd, so that the store's rounding is the only one.
+float f32_for_store(double r, uint out_ty) {
+    return out_ty == TY_F16 || out_ty == TY_BF16 ? f32_round_odd(r) : f32_narrow(r);
+}
 #endif
 
 // Compute-type value of a float element, truncated toward zero for integer compute types.

@@ -21,14 +21,6 @@ layout(constant_id = 0) const uint OPS = 0u;
 layout(constant_id = 1) const uint MODES = 0u;
 // OPS = op | a_ty << 8 | b_ty << 16 | out_ty << 24
 
-#if defined(F64_MATH_OP) && !defined(CT_F64)
-// A double result as the f32 the store takes: the nearest one, or for an f16/bf16 output
-// one rounded to odd, so that the store's rounding is the only one (Nx's value).
-float narrow_for_out(double d) {
-    const uint out_ty = (OPS >> 24) & 0xFFu;
-    return out_ty == TY_F16 || out_ty == TY_BF16 ? f32_round_odd(d) : f32_narrow(d);
-}
-#endif
 // MODES = a_mode | b_mode << 2, each 0: strided, 1: contiguous (read at i), 2: scalar;
 // bit 4: the vectorised path (both contiguous, all types T, 16-byte aligned); bit 5: the
 // vectorised broadcasting path (see main).
@@ -103,7 +95,7 @@ T apply(uint op, T a, T b) {
 #if defined(CT_F64)
     case F64_MATH_OP: return F64_MATH_FN(a, b);  // pow or atan2, one per module
 #else
-    case F64_MATH_OP: return narrow_for_out(F64_MATH_FN(f32_widen(a), f32_widen(b)));  // f32 through f64
+    case F64_MATH_OP: return f32_for_store(F64_MATH_FN(f32_widen(a), f32_widen(b)), (OPS >> 24) & 0xFFu);  // f32 through f64
 #endif
 #endif
 #if defined(IS_INT)

@@ -21,14 +21,6 @@ layout(constant_id = 0) const uint OPS = 0u;
 layout(constant_id = 1) const uint MODES = 0u;  // 1: the input is read at the output index (contiguous)
 // OPS = op | in_ty << 8 | out_ty << 16
 
-#if defined(F64_MATH_OP) && !defined(CT_F64)
-// A double result as the f32 the store takes: the nearest one, or for an f16/bf16 output
-// one rounded to odd, so that the store's rounding is the only one (Nx's value).
-float narrow_for_out(double d) {
-    const uint out_ty = (OPS >> 16) & 0xFFu;
-    return out_ty == TY_F16 || out_ty == TY_BF16 ? f32_round_odd(d) : f32_narrow(d);
-}
-#endif
 
 layout(push_constant) uniform Params {
     uvec2 out_addr;
@@ -137,7 +129,7 @@ T apply(uint op, T x, uint bits) {
 #else
     // f32 (and f16/bf16) through the f64 library, rounded once: Nx's results exactly
     // (Nx.BinaryBackend computes in double too), at any argument size.
-    case F64_MATH_OP: return narrow_for_out(F64_MATH_FN(f32_widen(x)));
+    case F64_MATH_OP: return f32_for_store(F64_MATH_FN(f32_widen(x)), (OPS >> 16) & 0xFFu);
 #endif
 #endif
 #if defined(IS_INT)
