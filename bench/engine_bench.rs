@@ -367,6 +367,52 @@ fn mlp_step(reps: usize) {
     );
 }
 
+/// The launches of `mlp_step`, each timed alone in bursts of independent launches, and
+/// a chain of 30 dependent tiny adds (the cost of a barrier between launches).
+fn mlp_parts(reps: usize, burst: usize) {
+    let f = DType::F32;
+    let t = |shape: &[usize], seed: u32| {
+        let n: usize = shape.iter().product();
+        Tensor::from_bytes(shape, f, &f32_bytes(n, seed)).unwrap()
+    };
+    let (b, i, h, o) = (128, 784, 128, 10);
+    let (x, w1, act, w2, dz, dh) = (
+        t(&[b, i], 1),
+        t(&[i, h], 3),
+        t(&[b, h], 4),
+        t(&[h, o], 5),
+        t(&[b, o], 6),
+        t(&[b, h], 7),
+    );
+    let bias = t(&[h], 8);
+    let parts: [(&str, &dyn Fn() -> Tensor); 10] = [
+        ("transpose_act", &|| transpose(&act, &[1, 0]).unwrap()),
+        ("dot_x_w1", &|| dot(&x, &[1], &[], &w1, &[0], &[], f).unwrap()),
+        ("dot_act_w2", &|| dot(&act, &[1], &[], &w2, &[0], &[], f).unwrap()),
+        ("dot_actT_dz", &|| dot(&act, &[0], &[], &dz, &[0], &[], f).unwrap()),
+        ("dot_dz_w2T", &|| dot(&dz, &[1], &[], &w2, &[1], &[], f).unwrap()),
+        ("dot_xT_dh", &|| dot(&x, &[0], &[], &dh, &[0], &[], f).unwrap()),
+        ("add_bias", &|| binary(BinaryOp::Add, &act, &bias, &[b, h], f).unwrap()),
+        ("sum_rows_b_o", &|| {
+            reduce(ReduceOp::Sum, &dz, Some(&[1]), true, f).unwrap()
+        }),
+        ("sum_axis0_b_h", &|| {
+            reduce(ReduceOp::Sum, &dh, Some(&[0]), false, f).unwrap()
+        }),
+        ("chain30_add", &|| {
+            let mut acc = binary(BinaryOp::Add, &dz, &dz, &[b, o], f).unwrap();
+            for _ in 0..29 {
+                acc = binary(BinaryOp::Add, &acc, &dz, &[b, o], f).unwrap();
+            }
+            acc
+        }),
+    ];
+    for (name, op) in parts {
+        let s = burst_seconds(reps, burst, op);
+        emit(&format!("mlp_part_{name}"), "784-128-10 b128", s * 1e6, "us", "");
+    }
+}
+
 /// An n x n matmul of `ty` operands (f16 and bf16 ones converted from f32 data).
 fn matmul(n: usize, reps: usize, burst: usize, ty: DType) {
     let operand = |seed| {
@@ -424,7 +470,7 @@ fn main() {
         return;
     }
     // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
-    // transpose, softmax, softmax_parts (not in the default set), mlp, matmul), to compare settings in one device call.
+    // transpose, softmax, softmax_parts and mlp_parts (not in the default set), mlp, matmul), to compare settings in one device call.
     let only: Option<Vec<String>> = args
         .iter()
         .position(|a| a == "--only")
@@ -432,7 +478,7 @@ fn main() {
         .map(|v| v.split(',').map(str::to_string).collect());
     let want = |g: &str| match &only {
         Some(o) => o.iter().any(|x| x == g),
-        None => g != "softmax_parts",
+        None => g != "softmax_parts" && g != "mlp_parts",
     };
     if !quick {
         warm_up();
@@ -477,6 +523,9 @@ fn main() {
     if want("softmax_parts") {
         softmax_parts(side, reps, burst);
     }
+    if want("mlp_parts") {
+        mlp_parts(reps, burst);
+    }
     if want("mlp") {
         mlp_step(if quick { 1 } else { 9 });
     }
@@ -508,5 +557,10 @@ fn main() {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F16);
         matmul(n, r, b, DType::BF16);
+    }
+    // `--only matmul_f64`: the generic kernel's f64 products (not in the default set).
+    for &n in sizes.iter().filter(|_| only.is_some() && want("matmul_f64")) {
+        let (r, b) = reps(n);
+        matmul(n, r, b, DType::F64);
     }
 }

@@ -131,6 +131,36 @@ def mlp_step():
     emit("mlp_step_f32", "784-128-10 b128", t * 1e6, "us", what="the same ops, no autograd")
 
 
+def mlp_parts():
+    """The peer of engine_bench's mlp_parts: each launch of the MLP step alone."""
+    b, i, h, o = 128, 784, 128, 10
+    x, w1, act = torch.rand(b, i, device=dev), torch.rand(i, h, device=dev), torch.rand(b, h, device=dev)
+    w2, dz, dh = torch.rand(h, o, device=dev), torch.rand(b, o, device=dev), torch.rand(b, h, device=dev)
+    bias = torch.rand(h, device=dev)
+
+    def chain():
+        acc = dz + dz
+        for _ in range(29):
+            acc = acc + dz
+        return acc
+
+    parts = [
+        ("transpose_act", lambda: act.t().contiguous()),
+        ("dot_x_w1", lambda: x @ w1),
+        ("dot_act_w2", lambda: act @ w2),
+        ("dot_actT_dz", lambda: act.t() @ dz),
+        ("dot_dz_w2T", lambda: dz @ w2.t()),
+        ("dot_xT_dh", lambda: x.t() @ dh),
+        ("add_bias", lambda: act + bias),
+        ("sum_rows_b_o", lambda: dz.sum(1, keepdim=True)),
+        ("sum_axis0_b_h", lambda: dh.sum(0)),
+        ("chain30_add", chain),
+    ]
+    for name, fn in parts:
+        t = timed_burst(fn, 9, 10)
+        emit("mlp_part_" + name, "784-128-10 b128", t * 1e6, "us")
+
+
 def axon_mlp_step():
     """The peer of axon_bench.exs: an nn.Module MLP 784-128-10, cross-entropy, autograd,
     an SGD step and the loss read back, batch 128; median of 60 steps after 20."""
@@ -176,6 +206,10 @@ def warm_up():
 
 if __name__ == "__main__":
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__}), flush=True)
+    if "--mlp-parts" in sys.argv:
+        warm_up()
+        mlp_parts()
+        sys.exit(0)
     warm_up()
     tiny_roundtrip()
     op_issue()

@@ -2,6 +2,7 @@
 // Batched matmul C[b] = A[b] (M x K) * B[b] (K x N), all row-major and contiguous.
 // 64x64 output tile per workgroup, 16-deep K steps through shared memory, 4x4 outputs per
 // thread. Operands convert to the compute type T on load; accumulation is in T.
+#extension GL_EXT_control_flow_attributes : require
 #include "../common/types.glsl"
 
 layout(local_size_x = 256) in;
@@ -45,12 +46,12 @@ void main() {
     uint c_base = batch * pc.m * pc.n;
 
     T acc[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) acc[i][j] = T(0);
+    [[unroll]] for (int i = 0; i < 4; i++)
+        [[unroll]] for (int j = 0; j < 4; j++) acc[i][j] = T(0);
 
     if (pc.accumulate != 0u) {
-        for (uint i = 0u; i < 4u; i++)
-            for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint i = 0u; i < 4u; i++)
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 uint gr = row0 + tr + i;
                 uint gc = col0 + tc + j;
                 if (gr < pc.m && gc < pc.n) acc[i][j] = load_elem(pc.c_addr, c_ty, c_base + gr * pc.n + gc);
@@ -74,21 +75,21 @@ void main() {
             bs[kk][c] = (gk < pc.k_end && gc < pc.n) ? load_elem(pc.b_addr, b_ty, b_base + gk * pc.n + gc) : T(0);
         }
         barrier();
-        for (uint kk = 0u; kk < BK; kk++) {
+        [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
             T av[4];
             T bv[4];
-            for (int i = 0; i < 4; i++) av[i] = as[kk][tr + i];
-            for (int j = 0; j < 4; j++) bv[j] = bs[kk][tc + j];
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) acc[i][j] += av[i] * bv[j];
+            [[unroll]] for (int i = 0; i < 4; i++) av[i] = as[kk][tr + i];
+            [[unroll]] for (int j = 0; j < 4; j++) bv[j] = bs[kk][tc + j];
+            [[unroll]] for (int i = 0; i < 4; i++)
+                [[unroll]] for (int j = 0; j < 4; j++) acc[i][j] += av[i] * bv[j];
         }
         barrier();
     }
 
-    for (uint i = 0u; i < 4u; i++) {
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint gr = row0 + tr + i;
         if (gr >= pc.m) continue;
-        for (uint j = 0u; j < 4u; j++) {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
             uint gc = col0 + tc + j;
             if (gc < pc.n) store_elem(pc.c_addr, c_ty, c_base + gr * pc.n + gc, acc[i][j]);
         }
