@@ -387,12 +387,24 @@ fn mlp_parts(reps: usize, burst: usize) {
     let bias = t(&[h], 8);
     let parts: [(&str, &dyn Fn() -> Tensor); 10] = [
         ("transpose_act", &|| transpose(&act, &[1, 0]).unwrap()),
-        ("dot_x_w1", &|| dot(&x, &[1], &[], &w1, &[0], &[], f).unwrap()),
-        ("dot_act_w2", &|| dot(&act, &[1], &[], &w2, &[0], &[], f).unwrap()),
-        ("dot_actT_dz", &|| dot(&act, &[0], &[], &dz, &[0], &[], f).unwrap()),
-        ("dot_dz_w2T", &|| dot(&dz, &[1], &[], &w2, &[1], &[], f).unwrap()),
-        ("dot_xT_dh", &|| dot(&x, &[0], &[], &dh, &[0], &[], f).unwrap()),
-        ("add_bias", &|| binary(BinaryOp::Add, &act, &bias, &[b, h], f).unwrap()),
+        ("dot_x_w1", &|| {
+            dot(&x, &[1], &[], &w1, &[0], &[], f).unwrap()
+        }),
+        ("dot_act_w2", &|| {
+            dot(&act, &[1], &[], &w2, &[0], &[], f).unwrap()
+        }),
+        ("dot_actT_dz", &|| {
+            dot(&act, &[0], &[], &dz, &[0], &[], f).unwrap()
+        }),
+        ("dot_dz_w2T", &|| {
+            dot(&dz, &[1], &[], &w2, &[1], &[], f).unwrap()
+        }),
+        ("dot_xT_dh", &|| {
+            dot(&x, &[0], &[], &dh, &[0], &[], f).unwrap()
+        }),
+        ("add_bias", &|| {
+            binary(BinaryOp::Add, &act, &bias, &[b, h], f).unwrap()
+        }),
         ("sum_rows_b_o", &|| {
             reduce(ReduceOp::Sum, &dz, Some(&[1]), true, f).unwrap()
         }),
@@ -409,7 +421,13 @@ fn mlp_parts(reps: usize, burst: usize) {
     ];
     for (name, op) in parts {
         let s = burst_seconds(reps, burst, op);
-        emit(&format!("mlp_part_{name}"), "784-128-10 b128", s * 1e6, "us", "");
+        emit(
+            &format!("mlp_part_{name}"),
+            "784-128-10 b128",
+            s * 1e6,
+            "us",
+            "",
+        );
     }
 }
 
@@ -559,7 +577,10 @@ fn main() {
         matmul(n, r, b, DType::BF16);
     }
     // `--only matmul_f64`: the generic kernel's f64 products (not in the default set).
-    for &n in sizes.iter().filter(|_| only.is_some() && want("matmul_f64")) {
+    for &n in sizes
+        .iter()
+        .filter(|_| only.is_some() && want("matmul_f64"))
+    {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F64);
     }

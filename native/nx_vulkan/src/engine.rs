@@ -31,8 +31,13 @@ pub fn engine() -> Result<&'static Engine> {
                 "[nx_vulkan] device: {} ({})",
                 gpu.info.name, gpu.info.device_type
             );
-            let memory = Memory::new(&gpu.device, gpu.info.host_visible_device_memory);
-            let stream = Stream::new(gpu.queue.clone())?;
+            let order = std::sync::Arc::new(crate::memory::StreamOrder::default());
+            let memory = Memory::new(
+                &gpu.device,
+                gpu.info.host_visible_device_memory,
+                order.clone(),
+            );
+            let stream = Stream::new(gpu.queue.clone(), order)?;
             let kernels = Kernels::new(gpu.device.clone())?;
             Ok(Engine {
                 gpu,

@@ -8,11 +8,11 @@
 use crate::error::{Error, Result};
 use crate::exec_pool::{FencePool, RecyclingAllocator};
 use crate::exec_progress::Progress;
-use crate::memory::Block;
+use crate::memory::{Block, StreamOrder};
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vulkano::buffer::BufferContents;
+use vulkano::buffer::{BufferContents, Subbuffer};
 use vulkano::command_buffer::allocator::CommandBufferAllocator;
 use vulkano::command_buffer::{
     BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
@@ -75,7 +75,9 @@ struct Recording {
     /// Sequence number the open batch will have when submitted.
     seq: u64,
     commands: usize,
-    keep: Vec<Arc<Block>>,
+    /// The buffers of the blocks the batch uses (their blocks may be dropped, and their
+    /// buffers pooled, before the batch completes: see `memory`).
+    keep: Vec<Subbuffer<[u8]>>,
     keep_pipelines: Vec<Arc<ComputePipeline>>,
     bound: Option<u64>,
     written: HashSet<u64>,
@@ -89,7 +91,7 @@ struct Submitted {
     seq: u64,
     fence: Arc<Fence>,
     _cb: Arc<Finished>,
-    keep: Vec<Arc<Block>>,
+    keep: Vec<Subbuffer<[u8]>>,
     _pipelines: Vec<Arc<ComputePipeline>>,
 }
 
@@ -108,7 +110,8 @@ pub struct Stream {
     cb_alloc: Arc<dyn CommandBufferAllocator>,
     fences: FencePool,
     state: Mutex<Recording>,
-    completed: AtomicU64,
+    /// The open batch's number and the last completed one (shared with the memory pool).
+    order: Arc<StreamOrder>,
     dispatches: AtomicU64,
     barriers: AtomicU64,
     submits: AtomicU64,
@@ -157,8 +160,8 @@ fn end_of_batch_barrier() -> DependencyInfo {
 }
 
 impl Stream {
-    /// A stream on `queue`.
-    pub fn new(queue: Arc<Queue>) -> Result<Stream> {
+    /// A stream on `queue`, advancing `order` as batches are submitted and complete.
+    pub fn new(queue: Arc<Queue>, order: Arc<StreamOrder>) -> Result<Stream> {
         let cb_alloc = Arc::new(RecyclingAllocator::new(
             queue.device().clone(),
             queue.queue_family_index(),
@@ -181,7 +184,7 @@ impl Stream {
                 in_flight: VecDeque::new(),
                 failed: None,
             }),
-            completed: AtomicU64::new(0),
+            order,
             dispatches: AtomicU64::new(0),
             barriers: AtomicU64::new(0),
             submits: AtomicU64::new(0),
@@ -269,17 +272,19 @@ impl Stream {
         }
         record(cb)?;
         for a in accesses {
-            match a {
+            let b = match a {
                 Access::Read(b) => {
                     st.read.insert(b.id);
-                    st.keep.push((*b).clone());
+                    b
                 }
                 Access::Write(b) => {
                     st.written.insert(b.id);
                     b.last_write.store(seq, Ordering::Release);
-                    st.keep.push((*b).clone());
+                    b
                 }
-            }
+            };
+            b.last_use.store(seq, Ordering::Release);
+            st.keep.push(b.buffer().clone());
         }
         st.commands += 1;
         if st.commands >= BATCH_COMMANDS {
@@ -395,6 +400,7 @@ impl Stream {
             _pipelines: std::mem::take(&mut st.keep_pipelines),
         });
         st.seq += 1;
+        self.order.open.store(st.seq, Ordering::Release);
         st.commands = 0;
         st.written.clear();
         st.read.clear();
@@ -417,6 +423,7 @@ impl Stream {
                     break;
                 }
                 s.keep.clear();
+                self.order.completed.fetch_max(s.seq, Ordering::AcqRel);
             }
         }
         while let Some(front) = st.in_flight.front() {
@@ -424,7 +431,7 @@ impl Stream {
                 break;
             }
             let done = st.in_flight.pop_front().expect("front exists");
-            self.completed.fetch_max(done.seq, Ordering::AcqRel);
+            self.order.completed.fetch_max(done.seq, Ordering::AcqRel);
             let Submitted { fence, .. } = done;
             self.fences.give_back(fence);
         }
@@ -443,7 +450,7 @@ impl Stream {
     /// Blocks until every batch up to and including `seq` has completed. Submits the
     /// open batch first when `seq` is still being recorded. Holds no lock while waiting.
     pub fn wait_for(&self, seq: u64) -> Result<()> {
-        if seq == 0 || self.completed.load(Ordering::Acquire) >= seq {
+        if seq == 0 || self.order.completed.load(Ordering::Acquire) >= seq {
             return Ok(());
         }
         let fence = {
@@ -455,7 +462,7 @@ impl Stream {
                 self.submit_locked(&mut st)?;
             }
             self.retire_locked(&mut st)?;
-            if self.completed.load(Ordering::Acquire) >= seq {
+            if self.order.completed.load(Ordering::Acquire) >= seq {
                 return Ok(());
             }
             st.in_flight
@@ -480,7 +487,7 @@ impl Stream {
         // recycles its resources) is then left to later retirement.
         let marked = self.progress.as_ref().is_some_and(|p| p.wait(seq, budget));
         if marked {
-            self.completed.fetch_max(seq, Ordering::AcqRel);
+            self.order.completed.fetch_max(seq, Ordering::AcqRel);
             if trace() {
                 eprintln!("[nx_vulkan] wait for {seq} (marker): {:?}", t0.elapsed());
             }

@@ -3,8 +3,9 @@
 use crate::dtype::DType;
 use crate::engine::engine;
 use crate::error::{Error, Result};
-use crate::memory::{Block, HostAccess, Kind};
+use crate::memory::{Block, HostAccess, Kind, Use};
 use crate::sub_byte;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Reads of at most this many bytes come straight from uncached device memory (a PCIe
@@ -38,9 +39,19 @@ impl Tensor {
         (self.numel() * self.dtype.size()) as u64
     }
 
-    /// An uninitialised tensor. Kernels index elements with 32-bit integers, so more than
-    /// 2^32 - 1 elements is an error.
+    /// An uninitialised tensor for GPU work to write. Kernels index elements with 32-bit
+    /// integers, so more than 2^32 - 1 elements is an error.
     pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Tensor::alloc(shape, dtype, Use::Device)
+    }
+
+    /// An uninitialised tensor for the host to write first ([`Tensor::from_bytes`]): its
+    /// buffer is one no batch is still using.
+    pub(crate) fn empty_for_upload(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Tensor::alloc(shape, dtype, Use::Host)
+    }
+
+    fn alloc(shape: &[usize], dtype: DType, purpose: Use) -> Result<Tensor> {
         let n = numel(shape)?;
         if n as u64 > u32::MAX as u64 {
             return Err(Error::InvalidArgument(format!(
@@ -58,7 +69,7 @@ impl Tensor {
                 info.max_allocation
             )));
         }
-        let block = engine()?.memory.alloc(Kind::Tensor, bytes)?;
+        let block = engine()?.memory.alloc(Kind::Tensor, bytes, purpose)?;
         Ok(Tensor {
             block,
             shape: shape.to_vec(),
@@ -78,7 +89,7 @@ impl Tensor {
                 n * dtype.size()
             )));
         }
-        let t = Tensor::empty(shape, dtype)?;
+        let t = Tensor::empty_for_upload(shape, dtype)?;
         if dtype.is_sub_byte() {
             t.write_bytes(&sub_byte::canonical(dtype, bytes))?;
         } else {
@@ -114,13 +125,17 @@ impl Tensor {
         Ok(sub_byte::pack(self.dtype, &storage))
     }
 
-    /// Writes `bytes` at the start of a tensor no batch has used yet.
+    /// Writes `bytes` at the start of a new tensor (one from
+    /// [`Tensor::empty_for_upload`], whose buffer no batch still uses; any other waits for
+    /// the batches that do).
     pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
         let e = engine()?;
         if self.block.host != HostAccess::None {
+            e.stream
+                .wait_for(self.block.last_use.load(Ordering::Acquire))?;
             let mut guard = self
                 .block
                 .buffer()
@@ -129,7 +144,11 @@ impl Tensor {
             guard[..bytes.len()].copy_from_slice(bytes);
             return Ok(());
         }
-        let staging = e.memory.alloc(Kind::Staging, bytes.len() as u64)?;
+        let staging = e
+            .memory
+            .alloc(Kind::Staging, bytes.len() as u64, Use::Host)?;
+        e.stream
+            .wait_for(staging.last_use.load(Ordering::Acquire))?;
         {
             let mut guard = staging
                 .buffer()
@@ -164,7 +183,7 @@ impl Tensor {
         let source = if direct {
             self.block.clone()
         } else {
-            let staging = e.memory.alloc(Kind::Staging, n)?;
+            let staging = e.memory.alloc(Kind::Staging, n, Use::Device)?;
             e.stream.copy(&self.block, 0, &staging, 0, n)?;
             staging
         };

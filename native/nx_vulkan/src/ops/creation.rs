@@ -142,10 +142,12 @@ const HOST_FILL_BYTES: usize = 64 * 1024;
 pub fn constant(shape: &[usize], dtype: DType, v: Scalar) -> Result<Tensor> {
     let one = scalar_bytes(v, dtype);
     let n = numel(shape)?;
-    let t = Tensor::empty(shape, dtype)?;
-    if n * dtype.size() <= HOST_FILL_BYTES && t.block.host != HostAccess::None {
-        t.write_bytes(&one.repeat(n))?;
-        return Ok(t);
+    if n * dtype.size() <= HOST_FILL_BYTES {
+        let t = Tensor::empty_for_upload(shape, dtype)?;
+        if t.block.host != HostAccess::None {
+            t.write_bytes(&one.repeat(n))?;
+            return Ok(t);
+        }
     }
     let scalar = Tensor::from_bytes(&[], dtype, &one)?;
     super::shape::broadcast(&scalar, shape, &[])
