@@ -24,6 +24,9 @@ fn scalar(t: &Tensor) -> f32 {
 
 #[test]
 fn buffers_are_reused_in_stream_order() {
+    // Batches stay open until flushed or waited for: no eager submission (which a GPU
+    // device would do whenever it is idle).
+    std::env::set_var("NX_VULKAN_EAGER_SUBMIT", "0");
     let e = engine().unwrap();
     // A size class nothing else in this binary allocates.
     let n = 12_345;
