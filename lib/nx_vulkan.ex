@@ -44,7 +44,8 @@ defmodule Nx.Vulkan do
 
   @doc """
   Memory and execution counters: live and pooled bytes, buffers created and reused,
-  dispatches, barriers, submits, host waits and pipelines built.
+  dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
+  host waits and pipelines built.
   """
   @spec stats() :: map()
   def stats, do: unwrap!(Native.dev_stats(), "stats")

@@ -99,6 +99,8 @@ struct Submitted {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExecStats {
     pub dispatches: u64,
+    /// Writes carried in the command stream (`Stream::update`).
+    pub updates: u64,
     pub barriers: u64,
     pub submits: u64,
     pub waits: u64,
@@ -113,6 +115,7 @@ pub struct Stream {
     /// The open batch's number and the last completed one (shared with the memory pool).
     order: Arc<StreamOrder>,
     dispatches: AtomicU64,
+    updates: AtomicU64,
     barriers: AtomicU64,
     submits: AtomicU64,
     waits: AtomicU64,
@@ -205,6 +208,7 @@ impl Stream {
             }),
             order,
             dispatches: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
             barriers: AtomicU64::new(0),
             submits: AtomicU64::new(0),
             waits: AtomicU64::new(0),
@@ -219,6 +223,7 @@ impl Stream {
     pub fn stats(&self) -> ExecStats {
         ExecStats {
             dispatches: self.dispatches.load(Ordering::Relaxed),
+            updates: self.updates.load(Ordering::Relaxed),
             barriers: self.barriers.load(Ordering::Relaxed),
             submits: self.submits.load(Ordering::Relaxed),
             waits: self.waits.load(Ordering::Relaxed),
@@ -371,6 +376,28 @@ impl Stream {
         };
         self.record(&[Access::Read(src), Access::Write(dst)], None, |cb| {
             unsafe { cb.copy_buffer_unchecked(&info) };
+            Ok(())
+        })
+    }
+
+    /// Records a write of `data` at the start of `dst`, the bytes carried inside the
+    /// command buffer (`vkCmdUpdateBuffer`): at most 65,536 bytes, a multiple of 4.
+    pub fn update(&self, dst: &Arc<Block>, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data.len() % 4 != 0 || data.len() > 65_536 || data.len() as u64 > dst.capacity {
+            return Err(Error::InvalidArgument(format!(
+                "an in-stream update of {} bytes (at most 65,536, a multiple of 4, within the \
+                 block's {})",
+                data.len(),
+                dst.capacity
+            )));
+        }
+        let target = dst.buffer().clone().slice(0..data.len() as u64);
+        self.updates.fetch_add(1, Ordering::Relaxed);
+        self.record(&[Access::Write(dst)], None, |cb| {
+            unsafe { cb.update_buffer_unchecked(&target, data) };
             Ok(())
         })
     }

@@ -223,8 +223,38 @@ impl Memory {
     }
 
     /// A block of at least `bytes` bytes for `purpose`, from the pool when it holds a
-    /// buffer of the size class that `purpose` may take.
+    /// buffer of the size class that `purpose` may take, otherwise a new buffer.
     pub fn alloc(&'static self, kind: Kind, bytes: u64, purpose: Use) -> Result<Arc<Block>> {
+        if let Some(b) = self.alloc_pooled(kind, bytes, purpose)? {
+            return Ok(b);
+        }
+        let class = size_class(bytes);
+        let pooled = match crate::nonblocking::may_block("a device allocation")
+            .and_then(|()| self.create(kind, class))
+        {
+            Ok(b) => b,
+            Err(Error::OutOfMemory(_)) => {
+                // Finished batches still hold dropped tensors' buffers until they are
+                // retired: wait for the GPU, then free every idle buffer, then retry.
+                if let Ok(e) = crate::engine::engine() {
+                    e.stream.drain()?;
+                }
+                self.trim(0);
+                self.create(kind, class)?
+            }
+            Err(e) => return Err(e),
+        };
+        self.block(kind, class, pooled)
+    }
+
+    /// A block of at least `bytes` bytes for `purpose` if the pool holds a buffer of the
+    /// size class that `purpose` may take; `None` (and nothing created) otherwise.
+    pub fn alloc_pooled(
+        &'static self,
+        kind: Kind,
+        bytes: u64,
+        purpose: Use,
+    ) -> Result<Option<Arc<Block>>> {
         let class = size_class(bytes);
         let open = self.order.open.load(Ordering::Acquire);
         let done = self.order.completed.load(Ordering::Acquire);
@@ -243,32 +273,23 @@ impl Memory {
             }
             hit
         };
+        match pooled {
+            Some(pooled) => {
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                self.block(kind, class, pooled).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The block owning `pooled`, a buffer of size class `class`.
+    fn block(&'static self, kind: Kind, class: u64, pooled: Pooled) -> Result<Arc<Block>> {
         let Pooled {
             buf,
             host,
             id,
             last_use,
-        } = match pooled {
-            Some(hit) => {
-                self.reused.fetch_add(1, Ordering::Relaxed);
-                hit
-            }
-            None => match crate::nonblocking::may_block("a device allocation")
-                .and_then(|()| self.create(kind, class))
-            {
-                Ok(b) => b,
-                Err(Error::OutOfMemory(_)) => {
-                    // Finished batches still hold dropped tensors' blocks until they are
-                    // retired: wait for the GPU, then free every idle block, then retry.
-                    if let Ok(e) = crate::engine::engine() {
-                        e.stream.drain()?;
-                    }
-                    self.trim(0);
-                    self.create(kind, class)?
-                }
-                Err(e) => return Err(e),
-            },
-        };
+        } = pooled;
         let addr = buf.device_address()?.get();
         self.live.fetch_add(class, Ordering::Relaxed);
         Ok(Arc::new(Block {

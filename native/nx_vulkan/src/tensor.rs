@@ -12,6 +12,13 @@ use std::sync::Arc;
 /// read of a few KiB beats a copy round trip); larger ones go through a staging block.
 const DIRECT_UNCACHED_READ: u64 = 64 * 1024;
 
+/// Uploads of at most this many bytes that find no idle host-visible buffer in the pool
+/// travel inside the command buffer (`Stream::update`), into a buffer GPU work may take:
+/// no new buffer (a driver allocation, which moves a NIF call to a dirty scheduler), no
+/// staging copy, no wait for the batches still using pooled buffers. 65,536 is Vulkan's
+/// limit for `vkCmdUpdateBuffer`.
+pub(crate) const IN_STREAM_UPLOAD_BYTES: usize = 65_536;
+
 /// A dense, row-major tensor on the device.
 #[derive(Clone)]
 pub struct Tensor {
@@ -42,16 +49,17 @@ impl Tensor {
     /// An uninitialised tensor for GPU work to write. Kernels index elements with 32-bit
     /// integers, so more than 2^32 - 1 elements is an error.
     pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        Tensor::alloc(shape, dtype, Use::Device)
+        let bytes = Tensor::checked_bytes(shape, dtype)?;
+        let block = engine()?.memory.alloc(Kind::Tensor, bytes, Use::Device)?;
+        Ok(Tensor {
+            block,
+            shape: shape.to_vec(),
+            dtype,
+        })
     }
 
-    /// An uninitialised tensor for the host to write first ([`Tensor::from_bytes`]): its
-    /// buffer is one no batch is still using.
-    pub(crate) fn empty_for_upload(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        Tensor::alloc(shape, dtype, Use::Host)
-    }
-
-    fn alloc(shape: &[usize], dtype: DType, purpose: Use) -> Result<Tensor> {
+    /// The bytes of a `dtype` tensor of `shape`, if the engine can hold one.
+    fn checked_bytes(shape: &[usize], dtype: DType) -> Result<u64> {
         let n = numel(shape)?;
         if n as u64 > u32::MAX as u64 {
             return Err(Error::InvalidArgument(format!(
@@ -69,12 +77,54 @@ impl Tensor {
                 info.max_allocation
             )));
         }
-        let block = engine()?.memory.alloc(Kind::Tensor, bytes, purpose)?;
-        Ok(Tensor {
+        Ok(bytes)
+    }
+
+    /// A tensor holding `bytes` (its storage bytes, already checked). In order of
+    /// preference: written by the host into an idle pooled buffer it can map; when small,
+    /// carried in the command stream into a pooled buffer GPU work may take (one a
+    /// submitted batch still uses); written into a new buffer (carried in the stream when
+    /// the host cannot map it and it is small, so no staging copy).
+    pub(crate) fn with_storage(shape: &[usize], dtype: DType, bytes: &[u8]) -> Result<Tensor> {
+        let e = engine()?;
+        let size = Tensor::checked_bytes(shape, dtype)?;
+        let small = bytes.len() <= IN_STREAM_UPLOAD_BYTES;
+        let in_stream = |block: Arc<Block>| -> Result<Tensor> {
+            let mut padded = bytes.to_vec();
+            padded.resize(bytes.len().next_multiple_of(4), 0);
+            e.stream.update(&block, &padded)?;
+            Ok(Tensor {
+                block,
+                shape: shape.to_vec(),
+                dtype,
+            })
+        };
+        let idle = e
+            .memory
+            .alloc_pooled(Kind::Tensor, size, Use::Host)?
+            .filter(|b| b.host != HostAccess::None || !small);
+        let block = match idle {
+            Some(block) => block,
+            None => {
+                if small {
+                    if let Some(b) = e.memory.alloc_pooled(Kind::Tensor, size, Use::Device)? {
+                        return in_stream(b);
+                    }
+                }
+                let block = e.memory.alloc(Kind::Tensor, size, Use::Host)?;
+                if small && block.host == HostAccess::None {
+                    return in_stream(block);
+                }
+                block
+            }
+        };
+        let t = Tensor {
             block,
             shape: shape.to_vec(),
             dtype,
-        })
+        };
+        t.write_bytes(bytes)?;
+        Ok(t)
     }
 
     /// A tensor holding `bytes` (little-endian elements, row-major).
@@ -89,13 +139,11 @@ impl Tensor {
                 n * dtype.size()
             )));
         }
-        let t = Tensor::empty_for_upload(shape, dtype)?;
         if dtype.is_sub_byte() {
-            t.write_bytes(&sub_byte::canonical(dtype, bytes))?;
+            Tensor::with_storage(shape, dtype, &sub_byte::canonical(dtype, bytes))
         } else {
-            t.write_bytes(bytes)?;
+            Tensor::with_storage(shape, dtype, bytes)
         }
-        Ok(t)
     }
 
     /// A tensor from Nx's binary of it: the storage bytes, but for the sub-byte types,
@@ -125,10 +173,9 @@ impl Tensor {
         Ok(sub_byte::pack(self.dtype, &storage))
     }
 
-    /// Writes `bytes` at the start of a new tensor (one from
-    /// [`Tensor::empty_for_upload`], whose buffer no batch still uses; any other waits for
-    /// the batches that do).
-    pub(crate) fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
+    /// Writes `bytes` at the start of a new tensor (one whose buffer was allocated for
+    /// `Use::Host`, which no batch still uses; any other waits for the batches that do).
+    fn write_bytes(&self, bytes: &[u8]) -> Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }

@@ -72,6 +72,29 @@ fn buffers_are_reused_in_stream_order() {
     assert_eq!(download::<f32>(&u), vec![7.0; n]);
     assert_eq!(download::<f32>(&u2), vec![8.0; n]);
 
+    // An upload that finds no idle buffer travels in the command stream, into a buffer
+    // GPU work may take: here one of a submitted batch that is still running (a long add
+    // in the same batch keeps it running), so neither a new buffer nor a wait.
+    let long = constant(&[1 << 24], F, Scalar::Float(1.0)).unwrap();
+    let _busy = add(&long, &long);
+    let s = add(&x, &x);
+    let s_id = s.block.id;
+    drop(s);
+    e.stream.flush().unwrap();
+    let (stats, created) = (e.stream.stats(), e.memory.stats().created);
+    let u3 = upload(&[n], F, &vec![9.0f32; n]);
+    assert_eq!(
+        u3.block.id, s_id,
+        "the upload did not take the submitted batch's buffer"
+    );
+    assert_eq!(
+        e.stream.stats().updates,
+        stats.updates + 1,
+        "not carried in the stream"
+    );
+    assert_eq!(e.memory.stats().created, created);
+    assert_eq!(download::<f32>(&u3), vec![9.0; n]);
+
     // Large buffers are taken even while the open batch reads them, after a barrier.
     let big = (SAME_BATCH_REUSE_BYTES / 4) as usize;
     let a = constant(&[big], F, Scalar::Float(0.5)).unwrap();

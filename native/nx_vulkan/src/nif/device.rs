@@ -82,6 +82,7 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
         ("buffers_created", m.created.encode(env)),
         ("buffers_reused", m.reused.encode(env)),
         ("dispatches", x.dispatches.encode(env)),
+        ("updates", x.updates.encode(env)),
         ("barriers", x.barriers.encode(env)),
         ("submits", x.submits.encode(env)),
         ("waits", x.waits.encode(env)),

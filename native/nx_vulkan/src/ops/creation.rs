@@ -4,7 +4,6 @@ use super::{grid, launch, u32_of, write, PushWords};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::Kernel;
-use crate::memory::HostAccess;
 use crate::tensor::{numel, Tensor};
 
 /// A scalar as Nx passes it: an integer, a float (NaN and infinities included) or a
@@ -135,19 +134,16 @@ pub fn scalar_bytes(v: Scalar, dtype: DType) -> Vec<u8> {
     }
 }
 
-/// Tensors of at most this many bytes are filled by the host when it can map them.
-const HOST_FILL_BYTES: usize = 64 * 1024;
+/// Tensors of at most this many bytes are filled by the host (or carried in the command
+/// stream: `Tensor::with_storage`); larger ones are a broadcast on the GPU.
+const HOST_FILL_BYTES: usize = crate::tensor::IN_STREAM_UPLOAD_BYTES;
 
 /// Nx `constant`: every element is `v`.
 pub fn constant(shape: &[usize], dtype: DType, v: Scalar) -> Result<Tensor> {
     let one = scalar_bytes(v, dtype);
     let n = numel(shape)?;
     if n * dtype.size() <= HOST_FILL_BYTES {
-        let t = Tensor::empty_for_upload(shape, dtype)?;
-        if t.block.host != HostAccess::None {
-            t.write_bytes(&one.repeat(n))?;
-            return Ok(t);
-        }
+        return Tensor::with_storage(shape, dtype, &one.repeat(n));
     }
     let scalar = Tensor::from_bytes(&[], dtype, &one)?;
     super::shape::broadcast(&scalar, shape, &[])
