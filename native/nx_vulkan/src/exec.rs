@@ -386,7 +386,8 @@ impl Stream {
         if data.is_empty() {
             return Ok(());
         }
-        if data.len() % 4 != 0 || data.len() > 65_536 || data.len() as u64 > dst.capacity {
+        if !data.len().is_multiple_of(4) || data.len() > 65_536 || data.len() as u64 > dst.capacity
+        {
             return Err(Error::InvalidArgument(format!(
                 "an in-stream update of {} bytes (at most 65,536, a multiple of 4, within the \
                  block's {})",
