@@ -233,6 +233,56 @@ float nxv_atan2(float y, float x) {
 }
 #endif
 
+#if defined(CT_F32) && defined(EXACT_VIA_F64)
+// f32 arithmetic that keeps subnormals on drivers that flush them (NVIDIA's flushes f32
+// subnormals in f32 instructions and reports no shaderDenormPreserveFloat32). An op whose
+// operands or result have a zero exponent field (zero or subnormal: where flushing could
+// have changed something) is redone in double through the bits. + - * / and sqrt in
+// double, rounded once to f32, are correctly rounded: 53 >= 2 * 24 + 2 bits, so the
+// double rounding is innocuous (also in the subnormal range, where both lose the same
+// bits). Elsewhere the f32 instruction's result stands: these cost a few integer tests.
+bool f32_zero_exponent(float x) {
+    return (floatBitsToUint(x) & 0x7F800000u) == 0u;
+}
+
+// Nonzero and subnormal.
+bool f32_subnormal(float x) {
+    return (floatBitsToUint(x) & 0x7FFFFFFFu) - 1u < 0x007FFFFFu;
+}
+
+#define F32_KEEP_SUBNORMALS(r, a, b, exact) \
+    ((f32_zero_exponent(r) || f32_zero_exponent(a) || f32_zero_exponent(b)) ? (exact) : (r))
+
+float f32s_add(float a, float b) {
+    return F32_KEEP_SUBNORMALS(a + b, a, b, f32_narrow(f32_widen(a) + f32_widen(b)));
+}
+
+float f32s_sub(float a, float b) {
+    return F32_KEEP_SUBNORMALS(a - b, a, b, f32_narrow(f32_widen(a) - f32_widen(b)));
+}
+
+float f32s_mul(float a, float b) {
+    return F32_KEEP_SUBNORMALS(a * b, a, b, f32_narrow(f32_widen(a) * f32_widen(b)));
+}
+
+// a < b and a > b with subnormal operands compared as themselves, not as zeros.
+bool f32s_less(float a, float b) {
+    return (f32_subnormal(a) || f32_subnormal(b)) ? f32_widen(a) < f32_widen(b) : a < b;
+}
+
+bool f32s_equal(float a, float b) {
+    return (f32_subnormal(a) || f32_subnormal(b)) ? f32_widen(a) == f32_widen(b) : a == b;
+}
+
+float f32s_negate(float x) {
+    return uintBitsToFloat(floatBitsToUint(x) ^ 0x80000000u);
+}
+
+float f32s_abs(float x) {
+    return uintBitsToFloat(floatBitsToUint(x) & 0x7FFFFFFFu);
+}
+#endif
+
 #if defined(IS_FLOAT)
 // fmod (Nx.remainder on floats), exact: shift-and-subtract long division. Each step
 // subtracts s = |b| * 2^k from r with s <= r < 2s, which floating point does exactly;
@@ -261,8 +311,10 @@ T nxv_fmod(T a, T b) {
 T nxv_div(T a, T b) {
 #if defined(EXACT_VIA_F64)
     // f64 division, rounded once to f32: correctly rounded but for double-rounding cases
-    // (the exact quotient within ~2^-50 of an f32 midpoint).
-    return float(double(a) / double(b));
+    // (the exact quotient within ~2^-50 of an f32 midpoint). Subnormal operands or
+    // results through the bits (see f32s_add).
+    float quotient = float(double(a) / double(b));
+    return F32_KEEP_SUBNORMALS(quotient, a, b, f32_narrow(f32_widen(a) / f32_widen(b)));
 #elif defined(CT_F64)
     return a / b;
 #endif
@@ -276,7 +328,7 @@ T nxv_div(T a, T b) {
 
 T nxv_sqrt(T x) {
 #if defined(EXACT_VIA_F64)
-    return float(sqrt(double(x)));
+    return f32_subnormal(x) ? f32_narrow(sqrt(f32_widen(x))) : float(sqrt(double(x)));
 #elif defined(CT_F64)
     return sqrt(x);
 #endif

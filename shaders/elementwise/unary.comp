@@ -80,6 +80,20 @@ uint type_bits(uint ty) {
 }
 
 T apply(uint op, T x, uint bits) {
+#if defined(CT_F32) && defined(EXACT_VIA_F64)
+    // Subnormal inputs as themselves on drivers that flush them (see f32s_add).
+    const bool negative = (floatBitsToUint(x) >> 31) != 0u;
+    // Zero with x's sign, from the bits: glslang merges the constants -0.0 and 0.0.
+    const float signed_zero = uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
+    switch (op) {
+    case U_NEGATE: return f32s_negate(x);
+    case U_ABS: return f32s_abs(x);
+    case U_SIGN: if (f32_subnormal(x)) return negative ? -1.0 : 1.0; break;
+    case U_CEIL: if (f32_subnormal(x)) return negative ? signed_zero : 1.0; break;
+    case U_FLOOR: if (f32_subnormal(x)) return negative ? -1.0 : signed_zero; break;
+    case U_ROUND: if (f32_subnormal(x)) return signed_zero; break;
+    }
+#endif
     switch (op) {
     case U_IDENTITY: return x;
     case U_ZERO: return T(0);

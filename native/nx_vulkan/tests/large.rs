@@ -36,11 +36,14 @@ fn tensor_larger_than_the_storage_buffer_range() {
     // 40M f32 = 160 MB per tensor.
     let n = 40_000_000usize;
     let info = engine().unwrap().info();
-    assert!(
-        (n * 4) as u64 > info.max_storage_buffer_range as u64,
-        "not past maxStorageBufferRange ({})",
-        info.max_storage_buffer_range
-    );
+    if (n * 4) as u64 <= info.max_storage_buffer_range as u64 {
+        // GPUs allow ranges of 4 GiB or more; this limit is lavapipe's (128 MiB).
+        eprintln!(
+            "skipped: 160 MB is within this device's maxStorageBufferRange ({})",
+            info.max_storage_buffer_range
+        );
+        return;
+    }
     let a: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
     let ta = upload(&[n], DType::F32, &a);
     let ones = upload(&[1], DType::F32, &[1.0f32]);
