@@ -16,6 +16,10 @@ if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.jso
 fi
 [ -f .beam/beam.tgz ] && tar xzf .beam/beam.tgz -C /
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; uname -a; } > "$OUT/env.txt" 2>&1
+# A cold H200 (and its host) ran the first ten seconds of a call at half speed or less
+# (raw nvidia-h200-2026-12-01o, -01p): warm both up before anything is timed.
+echo "== warm-up"
+timeout 60 target/release/examples/engine_bench --only add,matmul,mlp --sizes 4096,4096,4096 > /dev/null 2>&1
 echo "== trace"
 NX_VULKAN_TRACE=1 timeout 30 target/release/examples/engine_bench --tiny > "$OUT/trace.txt" 2>&1
 tail -30 "$OUT/trace.txt"

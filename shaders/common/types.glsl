@@ -19,8 +19,9 @@
 #extension GL_ARB_gpu_shader_fp64 : enable
 #endif
 
-#if defined(F64_MATH_OP) || defined(FUSED) || defined(COMPLEX_MATH)
-// [[dont_unroll]] in the f64 math library (shaders/common/math64*.glsl).
+#if defined(F64_MATH_OP) || defined(FUSED) || defined(COMPLEX_MATH) || defined(EXACT_VIA_F64)
+// [[dont_unroll]] in the f64 math library (shaders/common/math64*.glsl), [[dont_flatten]]
+// in the f32 subnormal paths (math.glsl).
 #extension GL_EXT_control_flow_attributes : enable
 #endif
 
