@@ -67,6 +67,7 @@ defmodule Nx.Vulkan.Backend do
   end
 
   defp error_module(:invalid_argument), do: ArgumentError
+  defp error_module(:arithmetic), do: ArithmeticError
   defp error_module(_), do: RuntimeError
 
   # The input tensors of a call (args without the output template), as `f32{2, 3}`.

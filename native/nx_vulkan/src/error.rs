@@ -20,6 +20,9 @@ pub enum Error {
     /// In non-blocking mode (see [`crate::nonblocking`]): the call would have blocked on
     /// the named thing; run it again outside that mode.
     WouldBlock(&'static str),
+    /// Nx's arithmetic itself raises for these values (Elixir's `ArithmeticError`), e.g.
+    /// erf of a complex number with a non-zero imaginary part.
+    Arithmetic(String),
 }
 
 /// Engine result.
@@ -34,6 +37,7 @@ impl fmt::Display for Error {
             Error::OutOfMemory(m) => write!(f, "out of memory: {m}"),
             Error::Vulkan(m) => write!(f, "vulkan error: {m}"),
             Error::WouldBlock(what) => write!(f, "would block on {what}"),
+            Error::Arithmetic(m) => write!(f, "{m}"),
         }
     }
 }
@@ -50,6 +54,7 @@ impl Error {
             Error::OutOfMemory(_) => "out_of_memory",
             Error::Vulkan(_) => "vulkan",
             Error::WouldBlock(_) => "would_block",
+            Error::Arithmetic(_) => "arithmetic",
         }
     }
 }

@@ -18,6 +18,7 @@ rustler::atoms! {
     out_of_memory,
     vulkan,
     would_block,
+    arithmetic,
 }
 
 /// The error tuple for an engine error, prefixed with the op that failed.
@@ -29,6 +30,7 @@ pub fn err(op: &str, e: Error) -> NifError {
         Error::OutOfMemory(_) => out_of_memory(),
         Error::Vulkan(_) => vulkan(),
         Error::WouldBlock(_) => would_block(),
+        Error::Arithmetic(_) => arithmetic(),
     };
     (kind, format!("{op}: {e}"))
 }

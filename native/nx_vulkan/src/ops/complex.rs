@@ -91,9 +91,13 @@ fn elementwise(
 /// keeps the real part when the output is real), negate, abs, sqrt, conjugate, imag,
 /// is_nan and is_infinity, and the transcendental functions (exp, log, sin, ... cbrt,
 /// as the `complex` library Nx uses defines them). erf, erfc and erf_inv, which Nx
-/// defines on complex numbers only with a zero imaginary part, are `Unsupported`.
+/// defines on complex numbers only with a zero imaginary part, are
+/// [`super::complex_real`]'s.
 pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
     use UnaryOp::*;
+    if matches!(op, Erf | Erfc | ErfInv) {
+        return super::complex_real::unary_of_real_part(op, t, out_type);
+    }
     let math = match op {
         Identity | Negate | Abs | Sqrt | Conjugate | Imag | IsNan | IsInfinity => None,
         Exp | Expm1 | Log | Log1p | Sigmoid | Sin | Cos | Tan | Sinh | Cosh | Tanh | Asin
@@ -118,7 +122,9 @@ pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
 }
 
 /// A binary op where an operand or the output is complex: add, subtract, multiply,
-/// divide, pow, equal, not_equal (real operands are complex with a zero imaginary part).
+/// divide, pow, equal, not_equal (real operands are complex with a zero imaginary part);
+/// atan2, which Nx defines only with zero imaginary parts, is
+/// [`super::complex_real`]'s.
 pub fn binary(
     op: BinaryOp,
     a: &Tensor,
@@ -127,6 +133,9 @@ pub fn binary(
     out_type: DType,
 ) -> Result<Tensor> {
     use BinaryOp::*;
+    if op == Atan2 {
+        return super::complex_real::atan2_of_real_parts(a, b, out_shape, out_type);
+    }
     let math = match op {
         Add | Subtract | Multiply | Divide | Equal | NotEqual => None,
         Pow => Some(op.name()),

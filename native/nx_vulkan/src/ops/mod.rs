@@ -3,6 +3,7 @@
 //! Nothing here waits for the GPU, except triangular_solve's check for a singular matrix.
 
 pub mod complex;
+pub mod complex_real;
 pub mod conv;
 pub mod copy;
 pub mod creation;
