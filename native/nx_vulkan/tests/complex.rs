@@ -195,12 +195,14 @@ fn abs_sqrt_negate_conjugate() {
 #[test]
 fn unsupported_ops_say_so() {
     let t = up(&[2], DType::C64, &[(1.0, 1.0), (2.0, 0.0)]);
-    for op in [UnaryOp::Erf, UnaryOp::Floor] {
-        assert!(
-            matches!(unary(op, &t, DType::C64), Err(Error::Unsupported(_))),
-            "{op:?}"
-        );
-    }
+    // (erf of complex numbers is defined only for zero imaginary parts: tests/complex_real.rs.)
+    assert!(
+        matches!(
+            unary(UnaryOp::Floor, &t, DType::C64),
+            Err(Error::Unsupported(_))
+        ),
+        "Floor"
+    );
     let r = binary(BinaryOp::Less, &t, &t, &[2], DType::U8);
     assert!(matches!(r, Err(Error::Unsupported(_))));
     let r = reduce(ReduceOp::Max, &t, None, false, DType::C64);
