@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::exec_pool::{FencePool, RecyclingAllocator};
-use crate::exec_progress::Progress;
+use crate::exec_progress::{spin_on_fence, wait_fence, Progress, SPIN_BEFORE_BLOCKING};
 use crate::memory::{Block, StreamOrder};
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,35 +25,15 @@ use vulkano::sync::fence::Fence;
 use vulkano::sync::{AccessFlags, DependencyInfo, MemoryBarrier, PipelineStages};
 use vulkano::VulkanObject;
 
-/// How long a host wait polls the fence before blocking in the driver. Some drivers
-/// (NVIDIA's, seen on an H200) wake a blocked waiter ~0.5 ms after the GPU finishes;
-/// polling keeps short waits short, as CUDA's default spin-then-yield does.
-const SPIN_BEFORE_BLOCKING: std::time::Duration = std::time::Duration::from_millis(2);
-
 /// `NX_VULKAN_TRACE=1` prints each submit and host wait with its duration to stderr.
 pub(crate) fn trace() -> bool {
     static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TRACE.get_or_init(|| std::env::var("NX_VULKAN_TRACE").is_ok_and(|v| v == "1"))
 }
 
-fn wait_fence(fence: &Fence) -> Result<()> {
-    if !spin_on_fence(fence, SPIN_BEFORE_BLOCKING)? {
-        fence.wait(None)?;
-    }
-    Ok(())
-}
-
-/// Polls `fence` for at most `budget`; whether it signalled.
-fn spin_on_fence(fence: &Fence, budget: std::time::Duration) -> Result<bool> {
-    let start = std::time::Instant::now();
-    while !fence.is_signaled()? {
-        if start.elapsed() > budget {
-            return Ok(false);
-        }
-        std::hint::spin_loop();
-    }
-    Ok(true)
-}
+/// Bytes one in-stream update (`Stream::update`, `vkCmdUpdateBuffer`) may carry: Vulkan's
+/// limit for that command.
+pub const MAX_UPDATE_BYTES: usize = 65_536;
 
 /// Dispatches per command buffer before it is submitted without waiting.
 const BATCH_COMMANDS: usize = 256;
@@ -381,16 +361,18 @@ impl Stream {
     }
 
     /// Records a write of `data` at the start of `dst`, the bytes carried inside the
-    /// command buffer (`vkCmdUpdateBuffer`): at most 65,536 bytes, a multiple of 4.
+    /// command buffer (`vkCmdUpdateBuffer`): at most [`MAX_UPDATE_BYTES`], a multiple of 4.
     pub fn update(&self, dst: &Arc<Block>, data: &[u8]) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
-        if !data.len().is_multiple_of(4) || data.len() > 65_536 || data.len() as u64 > dst.capacity
+        if !data.len().is_multiple_of(4)
+            || data.len() > MAX_UPDATE_BYTES
+            || data.len() as u64 > dst.capacity
         {
             return Err(Error::InvalidArgument(format!(
-                "an in-stream update of {} bytes (at most 65,536, a multiple of 4, within the \
-                 block's {})",
+                "an in-stream update of {} bytes (at most {MAX_UPDATE_BYTES}, a multiple of 4, \
+                 within the block's {})",
                 data.len(),
                 dst.capacity
             )));

@@ -54,9 +54,9 @@ pub enum Use {
 
 /// Buffers of at least this size may be taken while the open batch still uses them, at
 /// the cost of a barrier: an op on 128 MiB takes tens of microseconds even on an H200, a
-/// barrier a few; and bursts of such ops otherwise hold one buffer per launch (on the
-/// H200, add of 2^28 f32 ran at 1,681 GB/s over ten fresh 1 GiB outputs against 3,984 on
-/// one reused; raw `nvidia-h200-2026-12-01n`).
+/// barrier a few; and bursts of such ops otherwise hold one buffer per launch (ten 1 GiB
+/// outputs for ten adds of 2^28 f32). The gain is memory, not speed: that add ran at the
+/// same rate with one reused output (raw `nvidia-h200-2026-12-01o`).
 pub const SAME_BATCH_REUSE_BYTES: u64 = 128 << 20;
 
 /// Where the command stream is, for stream-ordered reuse: shared by [`Memory`] and the

@@ -15,9 +15,8 @@ const DIRECT_UNCACHED_READ: u64 = 64 * 1024;
 /// Uploads of at most this many bytes that find no idle host-visible buffer in the pool
 /// travel inside the command buffer (`Stream::update`), into a buffer GPU work may take:
 /// no new buffer (a driver allocation, which moves a NIF call to a dirty scheduler), no
-/// staging copy, no wait for the batches still using pooled buffers. 65,536 is Vulkan's
-/// limit for `vkCmdUpdateBuffer`.
-pub(crate) const IN_STREAM_UPLOAD_BYTES: usize = 65_536;
+/// staging copy, no wait for the batches still using pooled buffers.
+pub(crate) const IN_STREAM_UPLOAD_BYTES: usize = crate::exec::MAX_UPDATE_BYTES;
 
 /// A dense, row-major tensor on the device.
 #[derive(Clone)]

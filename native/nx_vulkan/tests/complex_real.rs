@@ -21,6 +21,14 @@ fn real_of(ty: DType) -> DType {
     }
 }
 
+/// XS as a tensor of the real type `r`.
+fn xs_tensor(r: DType) -> nx_vulkan::Tensor {
+    match r {
+        DType::F32 => upload(&[XS.len()], r, &XS.map(|x| x as f32)),
+        _ => upload(&[XS.len()], r, &XS),
+    }
+}
+
 /// The real values of a real tensor, as f64.
 fn reals(t: &nx_vulkan::Tensor) -> Vec<f64> {
     match t.dtype {
@@ -51,10 +59,7 @@ fn erf_family_of_complex_numbers_with_zero_imaginary_parts() {
         let r = real_of(ty);
         let z: Vec<C> = XS.iter().map(|&x| (x, 0.0)).collect();
         let zt = up(&[XS.len()], ty, &z);
-        let xt = match r {
-            DType::F32 => upload(&[XS.len()], r, &XS.map(|x| x as f32)),
-            _ => upload(&[XS.len()], r, &XS),
-        };
+        let xt = xs_tensor(r);
         for op in [UnaryOp::Erf, UnaryOp::ErfInv] {
             let got = down(&unary(op, &zt, ty).unwrap());
             let want = reals(&unary(op, &xt, r).unwrap());
@@ -86,10 +91,7 @@ fn atan2_of_complex_numbers_with_zero_imaginary_parts() {
         // A real operand broadcast against the complex one.
         let b = upload(&[1], DType::F64, &[-2.0f64]);
         let got = down(&binary(BinaryOp::Atan2, &at, &b, &[XS.len()], ty).unwrap());
-        let xt = match r {
-            DType::F32 => upload(&[XS.len()], r, &XS.map(|x| x as f32)),
-            _ => upload(&[XS.len()], r, &XS),
-        };
+        let xt = xs_tensor(r);
         let br = constant(&[1], r, Scalar::Float(-2.0)).unwrap();
         let want = reals(&binary(BinaryOp::Atan2, &xt, &br, &[XS.len()], r).unwrap());
         assert_same_bits(&got, &want, ty, &format!("atan2 of {}", ty.name()));
