@@ -488,7 +488,8 @@ fn main() {
         return;
     }
     // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
-    // transpose, softmax, softmax_parts and mlp_parts (not in the default set), mlp, matmul), to compare settings in one device call.
+    // transpose, softmax, softmax_parts and mlp_parts (not in the default set), mlp, matmul,
+    // matmul_f32 (the f32 sizes only)), to compare settings in one device call.
     let only: Option<Vec<String>> = args
         .iter()
         .position(|a| a == "--only")
@@ -563,7 +564,10 @@ fn main() {
         (false, true) => (5, 3),
         (false, false) => (7, 10),
     };
-    for &n in sizes.iter().filter(|_| want("matmul")) {
+    for &n in sizes
+        .iter()
+        .filter(|_| want("matmul") || want("matmul_f32"))
+    {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F32);
     }

@@ -5,7 +5,8 @@
 //
 // 128x128 output tile per workgroup of 256 threads, each thread 8x8 outputs in registers
 // (two 4x4 blocks 64 rows/columns apart, so shared-memory reads are conflict-free vec4
-// broadcasts). K advances BK (16; 8 measured slightly slower on an H200) at a time through two shared-memory stages: the next stage is
+// broadcasts). K advances BK (16; 8 measured slightly slower on an H200) at a time
+// through two shared-memory stages: the next stage is
 // loaded into registers while this one is multiplied, one barrier per step.
 // Accumulation is in f32 with fma, as cuBLAS does without TF32. Marking every loop
 // [[unroll]] made it slower on the H200 (31.5 TFLOP/s at 4096 against 36.2; raw
@@ -71,8 +72,13 @@ void main() {
     }
 
     // Compute roles: rows ty*4.. and 64+ty*4.., columns tx*4.. and 64+tx*4...
-    const uint tx = lid & 15u;
-    const uint ty = lid >> 4;
+    // A warp covers 4 rows by 8 columns of threads (not 2 by 16): its reads of B's
+    // fragments are 8 distinct vec4s, one shared-memory wavefront instead of two (4096:
+    // 36.9 -> 38.0-38.7 TFLOP/s on the H200, 8192: 39.0 -> 40.3; raw
+    // nvidia-h200-2026-12-01s).
+    const uint lane = lid & 31u, warp = lid >> 5;
+    const uint tx = (warp & 1u) * 8u + (lane & 7u);
+    const uint ty = (warp >> 1) * 4u + (lane >> 3);
 
     vec4 acc[2][2][4];
     for (int p = 0; p < 2; p++)

@@ -23,6 +23,7 @@ layout(push_constant) uniform Params {
 #include "ops.glsl"
 
 shared T partial[256];
+shared T partial16[16];
 
 void main() {
     const uint op = OPS & 0xFFu;
@@ -41,13 +42,20 @@ void main() {
         for (uint k = begin + lid; k < end; k += 256u) {
             acc = combine(op, acc, load_elem(pc.in_addr, in_ty, base + k));
         }
+        // Two barriers, not a tree's nine: 16 threads fold 16 partials each (a stride of
+        // 16, so their reads hit distinct banks), then thread 0 folds those 16.
         partial[lid] = acc;
         barrier();
-        for (uint s = 128u; s > 0u; s >>= 1) {
-            if (lid < s) partial[lid] = combine(op, partial[lid], partial[lid + s]);
-            barrier();
+        if (lid < 16u) {
+            T a = partial[lid];
+            for (uint s = 1u; s < 16u; s++) a = combine(op, a, partial[lid + 16u * s]);
+            partial16[lid] = a;
         }
-        if (lid == 0u) store_elem(pc.out_addr, out_ty, g, partial[0]);
         barrier();
+        if (lid == 0u) {
+            T total = partial16[0];
+            for (uint s = 1u; s < 16u; s++) total = combine(op, total, partial16[s]);
+            store_elem(pc.out_addr, out_ty, g, total);
+        }
     }
 }

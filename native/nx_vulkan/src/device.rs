@@ -209,6 +209,11 @@ impl Gpu {
         let sup = pd.supported_features();
         let info = describe(index, &pd);
         let coopmat = info.cooperative_matrix_f16;
+        let ext = pd.supported_extensions();
+        // NX_VULKAN_PIPELINE_STATS=1 (kernels/stats.rs): pipeline statistics where offered.
+        let stats = crate::kernels::stats_wanted()
+            && ext.khr_pipeline_executable_properties
+            && sup.pipeline_executable_info;
         let features = DeviceFeatures {
             buffer_device_address: true,
             storage_buffer8_bit_access: true,
@@ -226,12 +231,13 @@ impl Gpu {
             cooperative_matrix: coopmat,
             vulkan_memory_model: coopmat,
             vulkan_memory_model_device_scope: coopmat,
+            pipeline_executable_info: stats,
             ..DeviceFeatures::empty()
         };
-        let ext = pd.supported_extensions();
         let extensions = DeviceExtensions {
             khr_portability_subset: ext.khr_portability_subset,
             nv_cooperative_matrix: coopmat,
+            khr_pipeline_executable_properties: stats,
             ..DeviceExtensions::empty()
         };
         let (device, mut queues) = Device::new(

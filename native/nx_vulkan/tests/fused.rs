@@ -176,6 +176,9 @@ fn softmax_matches_the_unfused_ops() {
     // memory in every pass.
     check_softmax(DType::F32, &[2, 5000]);
     check_softmax(DType::F64, &[2, 3000]);
+    // Thousands of rows, each through the row cache by a workgroup of its own.
+    check_softmax(DType::F32, &[2500, 300]);
+    check_softmax(DType::F64, &[2100, 37]);
 }
 
 /// Softmax keeps exp(x - max) in the shared-memory copy of x's row after the sum's

@@ -6,6 +6,7 @@
 //! constants (the Vulkan minimum), which carry buffer device addresses and sizes.
 
 mod spirv;
+mod stats;
 
 use crate::dtype::Compute;
 use crate::error::{Error, Result};
@@ -18,6 +19,11 @@ use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCrea
 use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo, ShaderStages, SpecializationConstant};
 use vulkano::Validated;
 use vulkano::VulkanError;
+
+/// Whether `NX_VULKAN_PIPELINE_STATS=1` asks for each pipeline's driver statistics.
+pub fn stats_wanted() -> bool {
+    stats::wanted()
+}
 
 /// Push-constant block size shared by all kernels.
 pub const PUSH_BYTES: u32 = 128;
@@ -384,11 +390,24 @@ impl Kernels {
             Source::Specialized(_, values) => values,
             _ => &key.spec,
         };
-        let values = spec
+        let pairs: Vec<(u32, u32)> = spec
             .iter()
             .enumerate()
             .filter(|(id, _)| declared.contains(&(*id as u32)))
-            .map(|(id, &v)| (id as u32, SpecializationConstant::U32(v)))
+            .map(|(id, &v)| (id as u32, v))
+            .collect();
+        if stats::wanted() {
+            stats::report(
+                &self.device,
+                &self.layout,
+                &module,
+                &pairs,
+                &format!("{key:?}"),
+            );
+        }
+        let values = pairs
+            .iter()
+            .map(|&(id, v)| (id, SpecializationConstant::U32(v)))
             .collect();
         let entry = module
             .specialize(values)?
