@@ -109,6 +109,25 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer BufU64 { uve
 #error "define one compute type CT_*"
 #endif
 
+// Ordered compares of two values of T that are not NaN (callers handle NaN first). The
+// f32 ones go through the bits: NVIDIA's f32 compares flush subnormal operands to zero
+// (1e-40 > 5e-41 is false there), which misordered max/min reductions, arg-reductions,
+// window selections and sorts. -0 and +0 stay equal, as in IEEE compares.
+#if defined(CT_F32)
+int f32_order_key(float x) {
+    int b = floatBitsToInt(x);
+    return b ^ ((b >> 31) & 0x7FFFFFFF);
+}
+bool f32_both_zero(float a, float b) {
+    return ((floatBitsToUint(a) | floatBitsToUint(b)) << 1) == 0u;
+}
+#define T_LESS(a, b) (f32_order_key(a) < f32_order_key(b) && !f32_both_zero(a, b))
+#define T_EQUAL(a, b) (floatBitsToUint(a) == floatBitsToUint(b) || f32_both_zero(a, b))
+#else
+#define T_LESS(a, b) ((a) < (b))
+#define T_EQUAL(a, b) ((a) == (b))
+#endif
+
 // Bits of a bf16 from an f32, rounded to nearest even (NaN stays NaN).
 uint f32_to_bf16_bits(float f) {
     uint u = floatBitsToUint(f);

@@ -53,8 +53,8 @@ bool better(T v, uint i, T bv, uint bi, bool is_min, bool tie_high) {
         return vn;
     }
 #endif
-    if (v == bv) return tie_high ? i > bi : i < bi;
-    return is_min ? v < bv : v > bv;
+    if (T_EQUAL(v, bv)) return tie_high ? i > bi : i < bi;
+    return is_min ? T_LESS(v, bv) : T_LESS(bv, v);
 }
 
 void main() {

@@ -35,8 +35,8 @@ T combine(uint op, T a, T b) {
     case R_SUM: return a + b;
     case R_PRODUCT: return a * b;
 #if defined(IS_FLOAT)
-    case R_MAX: return (isnan(a) || a > b) ? a : b;
-    case R_MIN: return (isnan(a) || a < b) ? a : b;
+    case R_MAX: return (isnan(a) || (!isnan(b) && T_LESS(b, a))) ? a : b;
+    case R_MIN: return (isnan(a) || (!isnan(b) && T_LESS(a, b))) ? a : b;
 #else
     case R_MAX: return max(a, b);
     case R_MIN: return min(a, b);

@@ -44,6 +44,15 @@ T init_value() {
 #endif
 }
 
+// x >= best (SELECT_MAX) or x <= best: false where either is NaN, exact for f32
+// subnormals (T_LESS).
+bool replaces(uint op, T x, T best) {
+#if defined(IS_FLOAT)
+    if (isnan(x) || isnan(best)) return false;
+#endif
+    return op == SELECT_MAX ? !T_LESS(x, best) : !T_LESS(best, x);
+}
+
 // window_scatter_max/min, first pass: for window i, the flat input index of its last
 // maximum (minimum) - `x >= best` replaces, as Nx.BinaryBackend selects - where padding
 // holds the scatter's init value; pc.n (one past the input) when that element is padding.
@@ -78,7 +87,7 @@ void select_windows(uint op, uint in_ty, uint init_ty) {
             }
             T x = inside ? load_elem(pc.in_addr, in_ty, uint(off)) : pad;
             // The first element is chosen even when NaN (then nothing compares above it).
-            if (w == 0u || (op == SELECT_MAX ? x >= best : x <= best)) {
+            if (w == 0u || replaces(op, x, best)) {
                 best = x;
                 chosen = inside ? uint(off) : input_size;
             }

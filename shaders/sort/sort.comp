@@ -54,7 +54,7 @@ bool after(T ka, uint ia, T kb, uint ib) {
         if (na && nb) return ia > ib;
         return DESC ? nb : na;
     }
-    if (ka != kb) return DESC ? ka < kb : ka > kb;
+    if (!T_EQUAL(ka, kb)) return DESC ? T_LESS(ka, kb) : T_LESS(kb, ka);
     return ia > ib;
 }
 
