@@ -325,11 +325,9 @@ T nxv_div(T a, T b) {
     // or subnormal: again through the bits (see f32s_add). The common path stays the plain conversions: widening every operand through the bits
     // made the divide kernel 35% slower on the H200.
     float quotient = float(double(a) / double(b));
-#if !defined(FUSED)  // fused kernels keep plain f32 (fused.comp's eval_slot says why)
     [[dont_flatten]] if (f32_may_flush(quotient, a, b)) {
         quotient = f32_narrow(f32_widen(a) / f32_widen(b));
     }
-#endif
     return quotient;
 #elif defined(CT_F64)
     return a / b;
@@ -344,11 +342,7 @@ T nxv_div(T a, T b) {
 
 T nxv_sqrt(T x) {
 #if defined(EXACT_VIA_F64)
-#if defined(FUSED)  // fused kernels keep plain f32 (fused.comp's eval_slot says why)
-    return float(sqrt(double(x)));
-#else
     return f32_subnormal(x) ? f32_narrow(sqrt(f32_widen(x))) : float(sqrt(double(x)));
-#endif
 #elif defined(CT_F64)
     return sqrt(x);
 #endif

@@ -211,9 +211,19 @@ T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
     switch (op & 0xFFu) {
     case F_LOAD: r = load_input(arg, row, col); break;
     case F_CONST: r = constant_of(lo, hi); break;
-    // Plain f32 instructions, also on drivers that flush subnormals (NVIDIA's): the
-    // subnormal-keeping forms of the element-wise kernels (math.glsl's f32s_add, ...)
-    // made fused softmax from Elixir 4x slower on the H200 (raw nvidia-h200-2026-12-01r).
+#if defined(CT_F32) && defined(EXACT_VIA_F64)
+    // Subnormals as themselves on drivers that flush them (see f32s_add). On the H200
+    // this took the engine's fused softmax from 140 to 162 us (raw
+    // nvidia-h200-2026-12-01r's A/B); the 4x slower softmax from Elixir that once had it
+    // taken out was fresh output buffers, not this (raw nvidia-h200-2026-12-01u).
+    case F_NEGATE: r = f32s_negate(a); break;
+    case F_ABS: r = f32s_abs(a); break;
+    case F_ADD: r = f32s_add(a, b); break;
+    case F_SUBTRACT: r = f32s_sub(a, b); break;
+    case F_MULTIPLY: r = f32s_mul(a, b); break;
+    case F_MAX2: r = (isnan(a) || f32s_less(b, a)) ? a : b; break;
+    case F_MIN2: r = (isnan(a) || f32s_less(a, b)) ? a : b; break;
+#else
     case F_NEGATE: r = -a; break;
     case F_ABS: r = abs(a); break;
     case F_ADD: r = a + b; break;
@@ -221,6 +231,7 @@ T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
     case F_MULTIPLY: r = a * b; break;
     case F_MAX2: r = (isnan(a) || a > b) ? a : b; break;
     case F_MIN2: r = (isnan(a) || a < b) ? a : b; break;
+#endif
     case F_EXP: r = fused_exp(a); break;
     case F_LOG: r = fused_log(a); break;
     case F_SQRT: r = nxv_sqrt(a); break;

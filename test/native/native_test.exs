@@ -172,4 +172,21 @@ defmodule Nx.Vulkan.NativeTest do
     {:ok, after_} = Native.dev_stats()
     assert after_.buffers_reused > before.buffers_reused
   end
+
+  test "a large new buffer first collects the caller, so dead tensors' buffers are reused" do
+    # 16 MiB outputs (memory::DEVICE_ONLY_BYTES), kept per burst as a `for` keeps them.
+    # Without the collection the BEAM freed them only when it collected on its own: bursts
+    # of ten created ten new buffers each until then.
+    {:ok, t} = Native.t_constant([4 <<< 20], "f32", 1.0)
+    {:ok, before} = Native.dev_stats()
+
+    for _ <- 1..5 do
+      _kept = for _ <- 1..10, do: Native.t_binary("add", t, t, [4 <<< 20], "f32")
+      {:ok, _} = Native.dev_synchronize()
+    end
+
+    {:ok, after_} = Native.dev_stats()
+    assert after_.buffers_created - before.buffers_created <= 20
+    assert after_.buffers_reused - before.buffers_reused >= 30
+  end
 end

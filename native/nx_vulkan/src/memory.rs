@@ -59,6 +59,14 @@ pub enum Use {
 /// same rate with one reused output (raw `nvidia-h200-2026-12-01o`).
 pub const SAME_BATCH_REUSE_BYTES: u64 = 128 << 20;
 
+/// New buffers of at least this size that GPU work writes (`Use::Device`) are created in
+/// device-only memory, even where device memory is host-visible (resizable BAR): the host
+/// reads such tensors through a staging copy anyway (`Tensor::read_into`), and on the H200
+/// a fresh 64 MiB host-visible buffer cost about 480 us against 150 us device-only (raw
+/// `nvidia-h200-2026-12-01u`). That cost is paid whenever the BEAM has not yet collected
+/// a call's dead outputs, so the pool has none to give back.
+pub const DEVICE_ONLY_BYTES: u64 = 16 << 20;
+
 /// Where the command stream is, for stream-ordered reuse: shared by [`Memory`] and the
 /// stream ([`crate::exec::Stream`]), which advances it.
 #[derive(Debug)]
@@ -229,8 +237,13 @@ impl Memory {
             return Ok(b);
         }
         let class = size_class(bytes);
-        let pooled = match crate::nonblocking::may_block("a device allocation")
-            .and_then(|()| self.create(kind, class))
+        let what = if kind == Kind::Tensor && class >= DEVICE_ONLY_BYTES {
+            crate::nonblocking::LARGE_ALLOCATION
+        } else {
+            "a device allocation"
+        };
+        let pooled = match crate::nonblocking::may_block(what)
+            .and_then(|()| self.create(kind, class, purpose))
         {
             Ok(b) => b,
             Err(Error::OutOfMemory(_)) => {
@@ -240,7 +253,7 @@ impl Memory {
                     e.stream.drain()?;
                 }
                 self.trim(0);
-                self.create(kind, class)?
+                self.create(kind, class, purpose)?
             }
             Err(e) => return Err(e),
         };
@@ -305,8 +318,17 @@ impl Memory {
         }))
     }
 
-    fn create(&self, kind: Kind, class: u64) -> Result<Pooled> {
+    fn create(&self, kind: Kind, class: u64, purpose: Use) -> Result<Pooled> {
         let filter = match kind {
+            // Where no device-only memory type exists (lavapipe, unified memory), the
+            // filter still picks the host-visible one.
+            Kind::Tensor if purpose == Use::Device && class >= DEVICE_ONLY_BYTES => {
+                MemoryTypeFilter {
+                    required_flags: MemoryPropertyFlags::DEVICE_LOCAL,
+                    preferred_flags: MemoryPropertyFlags::empty(),
+                    not_preferred_flags: MemoryPropertyFlags::HOST_VISIBLE,
+                }
+            }
             Kind::Tensor => self.tensor_filter,
             Kind::Staging => MemoryTypeFilter::PREFER_HOST | MemoryTypeFilter::HOST_RANDOM_ACCESS,
         };

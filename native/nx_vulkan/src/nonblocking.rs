@@ -17,6 +17,13 @@ use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::time::Duration;
 
+/// What [`may_block`] names for a new device allocation of at least
+/// [`crate::memory::DEVICE_ONLY_BYTES`]: the NIF answers `:would_block_collect`, and the
+/// Elixir side garbage-collects the calling process before the dirty retry, so that its
+/// dead tensors' buffers go back to the pool first (the BEAM frees a tensor only when the
+/// process that held it is collected; a fresh 64 MiB buffer costs 150 us or more).
+pub const LARGE_ALLOCATION: &str = "a large device allocation";
+
 /// How long a non-blocking host wait spins on the GPU before giving up.
 pub const SPIN: Duration = Duration::from_micros(200);
 

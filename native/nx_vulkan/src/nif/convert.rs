@@ -18,6 +18,7 @@ rustler::atoms! {
     out_of_memory,
     vulkan,
     would_block,
+    would_block_collect,
     arithmetic,
 }
 

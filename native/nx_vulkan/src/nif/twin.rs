@@ -6,13 +6,15 @@
 //! would block (a pipeline build, a new allocation, a long GPU wait, a large copy);
 //! `Nx.Vulkan.Native.t_x` then calls `t_x_dirty`, the same call on a dirty scheduler.
 
-use super::convert::{would_block, NifOut};
+use super::convert::{would_block, would_block_collect, NifOut};
 use rustler::{Encoder, Env, Term};
 
-/// What a normal-scheduler twin returns: its result, or `:would_block`.
+/// What a normal-scheduler twin returns: its result, `:would_block`, or
+/// `:would_block_collect` (a large new allocation: collect the caller first).
 pub enum Attempt<T> {
     Done(NifOut<T>),
     WouldBlock,
+    WouldBlockCollect,
 }
 
 impl<T: Encoder> Encoder for Attempt<T> {
@@ -20,6 +22,7 @@ impl<T: Encoder> Encoder for Attempt<T> {
         match self {
             Attempt::Done(r) => r.encode(env),
             Attempt::WouldBlock => would_block().encode(env),
+            Attempt::WouldBlockCollect => would_block_collect().encode(env),
         }
     }
 }
@@ -31,7 +34,11 @@ pub fn attempt<T>(f: impl FnOnce() -> NifOut<T>) -> Attempt<T> {
             if crate::exec::trace() {
                 eprintln!("[nx_vulkan] to a dirty scheduler: {msg}");
             }
-            Attempt::WouldBlock
+            if msg.ends_with(crate::nonblocking::LARGE_ALLOCATION) {
+                Attempt::WouldBlockCollect
+            } else {
+                Attempt::WouldBlock
+            }
         }
         r => Attempt::Done(r),
     }
