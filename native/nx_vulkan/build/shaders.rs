@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 43] = [
+const OTHER: [(&str, &str, &[&str]); 44] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     // Devices without f64: c64 in f32, every complex function in the one module.
     (
@@ -72,6 +72,8 @@ const OTHER: [(&str, &str, &[&str]); 43] = [
     ),
     ("fused_f64", "fused/fused.comp", &["CT_F64", "FUSED"]),
     ("sgemm", "linalg/sgemm.comp", &[]),
+    // Whether an sgemm product's operands hold f32 subnormals (the guard of `dot`).
+    ("subnormal_scan", "linalg/subnormal_scan.comp", &[]),
     // f16 matmul on cooperative matrices: f16 result, or f32 partial sums of a split K;
     // 128x128 tiles, or 128x256 ("wide").
     ("hgemm_f16", "linalg/hgemm.comp", &["OUT_F16"]),

@@ -46,6 +46,8 @@ pub enum Kernel {
     Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
+    /// Whether f32 operands hold subnormals (subnormal_scan.comp): sgemm's guard.
+    SubnormalScan,
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
     /// 128x256 tiles when the second is `true`, else 128x128.
     Hgemm(bool, bool),
@@ -153,6 +155,7 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Dft(F64) => dft_f64::load,
         Kernel::Dft(_) => dft_f32::load,
         Kernel::Sgemm => sgemm::load,
+        Kernel::SubnormalScan => subnormal_scan::load,
         Kernel::Hgemm(true, false) => hgemm_f16::load,
         Kernel::Hgemm(false, false) => hgemm_f32::load,
         Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
@@ -217,6 +220,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::ComplexMath(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
+        | Kernel::SubnormalScan
         | Kernel::Hgemm(..)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
