@@ -275,13 +275,15 @@ float f32s_mul(float a, float b) {
     return r;
 }
 
-// a < b and a > b with subnormal operands compared as themselves, not as zeros.
+// a < b and a == b with subnormal operands compared as themselves, not as zeros: the
+// ordered compares of types.glsl (through the bits), false where either is NaN as the
+// plain operators are.
 bool f32s_less(float a, float b) {
-    return (f32_subnormal(a) || f32_subnormal(b)) ? f32_widen(a) < f32_widen(b) : a < b;
+    return !isnan(a) && !isnan(b) && T_LESS(a, b);
 }
 
 bool f32s_equal(float a, float b) {
-    return (f32_subnormal(a) || f32_subnormal(b)) ? f32_widen(a) == f32_widen(b) : a == b;
+    return !isnan(a) && !isnan(b) && T_EQUAL(a, b);
 }
 
 float f32s_negate(float x) {

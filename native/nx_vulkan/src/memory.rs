@@ -67,6 +67,16 @@ pub const SAME_BATCH_REUSE_BYTES: u64 = 128 << 20;
 /// a call's dead outputs, so the pool has none to give back.
 pub const DEVICE_ONLY_BYTES: u64 = 16 << 20;
 
+/// Device-local memory the host does not see, where the device has such a type (else the
+/// host-visible one).
+fn device_only_filter() -> MemoryTypeFilter {
+    MemoryTypeFilter {
+        required_flags: MemoryPropertyFlags::DEVICE_LOCAL,
+        preferred_flags: MemoryPropertyFlags::empty(),
+        not_preferred_flags: MemoryPropertyFlags::HOST_VISIBLE,
+    }
+}
+
 /// Where the command stream is, for stream-ordered reuse: shared by [`Memory`] and the
 /// stream ([`crate::exec::Stream`]), which advances it.
 #[derive(Debug)]
@@ -199,11 +209,7 @@ impl Memory {
                 not_preferred_flags: MemoryPropertyFlags::empty(),
             }
         } else {
-            MemoryTypeFilter {
-                required_flags: MemoryPropertyFlags::DEVICE_LOCAL,
-                preferred_flags: MemoryPropertyFlags::empty(),
-                not_preferred_flags: MemoryPropertyFlags::HOST_VISIBLE,
-            }
+            device_only_filter()
         };
         let heap: u64 = device
             .physical_device()
@@ -323,11 +329,7 @@ impl Memory {
             // Where no device-only memory type exists (lavapipe, unified memory), the
             // filter still picks the host-visible one.
             Kind::Tensor if purpose == Use::Device && class >= DEVICE_ONLY_BYTES => {
-                MemoryTypeFilter {
-                    required_flags: MemoryPropertyFlags::DEVICE_LOCAL,
-                    preferred_flags: MemoryPropertyFlags::empty(),
-                    not_preferred_flags: MemoryPropertyFlags::HOST_VISIBLE,
-                }
+                device_only_filter()
             }
             Kind::Tensor => self.tensor_filter,
             Kind::Staging => MemoryTypeFilter::PREFER_HOST | MemoryTypeFilter::HOST_RANDOM_ACCESS,

@@ -400,7 +400,8 @@ impl Kernels {
             .filter(|(id, _)| declared.contains(&(*id as u32)))
             .map(|(id, &v)| (id as u32, v))
             .collect();
-        if stats::wanted() {
+        // The device enables the statistics feature only when they were asked for.
+        if self.device.enabled_features().pipeline_executable_info {
             stats::report(
                 &self.device,
                 &self.layout,

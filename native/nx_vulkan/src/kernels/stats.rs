@@ -20,8 +20,8 @@ pub fn wanted() -> bool {
 }
 
 /// Prints the statistics of `module`'s `main` specialized with `values` (constant id,
-/// value) under `layout`, labelled `label`. Does nothing where the device was created
-/// without the extension's feature.
+/// value) under `layout`, labelled `label`. For devices created with the extension's
+/// `pipeline_executable_info` feature (the caller checks).
 pub fn report(
     device: &Arc<Device>,
     layout: &PipelineLayout,
@@ -29,9 +29,6 @@ pub fn report(
     values: &[(u32, u32)],
     label: &str,
 ) {
-    if !device.enabled_features().pipeline_executable_info {
-        return;
-    }
     match capture(device, layout, module, values) {
         Ok(lines) => eprintln!("[nx_vulkan] pipeline stats {label}: {}", lines.join(", ")),
         Err(e) => eprintln!("[nx_vulkan] pipeline stats {label}: failed ({e:?})"),
