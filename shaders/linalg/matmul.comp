@@ -22,10 +22,7 @@ layout(push_constant) uniform Params {
     uint k_begin;  // this launch sums over k in [k_begin, k_end) ...
     uint k_end;
     uint accumulate;  // ... and adds C's current value when 1 (split-K)
-    uvec2 guard_addr;  // non-zero: run only if this u32 is non-zero (see subnormal_scan.comp)
 } pc;
-
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer GuardFlag { uint v; };
 
 #define BM 64
 #define BN 64
@@ -35,9 +32,6 @@ shared T as[BK][BM + 1];
 shared T bs[BK][BN + 1];
 
 void main() {
-    // A guarded launch (the exact recomputation of an sgemm product whose operands hold
-    // subnormals) does nothing unless the scan found one. Uniform: every thread returns.
-    if ((pc.guard_addr.x | pc.guard_addr.y) != 0u && GuardFlag(pc.guard_addr).v == 0u) return;
     const uint a_ty = OPS & 0xFFu;
     const uint b_ty = (OPS >> 8) & 0xFFu;
     const uint c_ty = (OPS >> 16) & 0xFFu;

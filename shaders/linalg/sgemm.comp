@@ -11,8 +11,30 @@
 // Accumulation is in f32 with fma, as cuBLAS does without TF32. Marking every loop
 // [[unroll]] made it slower on the H200 (31.5 TFLOP/s at 4096 against 36.2; raw
 // nvidia-h200-2026-12-01h), unlike hgemm.comp, whose accumulators are opaque matrices.
+//
+// Exact tiles (EXACT_VIA_F64: the module for devices with f64 that do not promise to keep
+// f32 subnormals, NVIDIA's among them). Such a driver loses products of subnormal operands
+// and fma results below 2^-126. Each workgroup proves from the values it loads that
+// neither can happen in its tile: if no A value of its rows and no B value of its columns
+// is subnormal, and the exponent fields of the least nonzero ones add up to >= 174, every
+// product is a multiple of 2^-126, so is every partial sum, and no fma result is
+// subnormal: the f32 result stands, bit for bit what a device that keeps subnormals
+// computes. A tile without that proof is recomputed in f64 from the operands' bits
+// (exact products, one rounding) by the same workgroup: no host wait, no other launch.
+// The proof is folded into shared memory at each stage (subgroup minimum, one atomic per
+// subgroup), not kept in registers: on the H200 two running minima per thread took the
+// kernel to 137 registers, past the 128 that let an SM hold two workgroups (4096: 22.9
+// TFLOP/s), and f64 code inside the unrolled epilogue sent the accumulators to local
+// memory (2.3 TFLOP/s). As it is: 125 registers; 4096 36.0 TFLOP/s against the other
+// module's 38.2, 8192 38.1 against 40.3 (raw nvidia-h200-2026-12-01za, call 10).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
+#extension GL_EXT_control_flow_attributes : require
+#if defined(EXACT_VIA_F64)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "../common/types.glsl"
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -30,6 +52,50 @@ layout(push_constant) uniform Params {
     uint k_end;
     uint accumulate;
 } pc;
+
+#if defined(EXACT_VIA_F64)
+// The least magnitude keys of the tile's A values ([0]) and B values ([1]); [0] is set to
+// 0 where an earlier K range's sum could flush when added (split K).
+shared uint least_keys[2];
+
+// An f32's magnitude key: 2 |bits| - 2, so zeros (either sign) wrap to the top and the
+// least key of a set of values is that of its least nonzero magnitude.
+uint magnitude_key(float x) {
+    return (floatBitsToUint(x) << 1) - 2u;
+}
+
+uint least_key4(vec4 v) {
+    return min(min(magnitude_key(v.x), magnitude_key(v.y)), min(magnitude_key(v.z), magnitude_key(v.w)));
+}
+
+// The exponent field of the least nonzero magnitude (0: a subnormal; 255: none).
+uint least_exponent(uint key) {
+    return key >= 0xFFFFFFFEu ? 255u : (key + 2u) >> 24;
+}
+
+bool any_subnormal(vec4 v) {
+    return any(lessThan((floatBitsToUint(v) & 0x7FFFFFFFu) - 1u, uvec4(0x007FFFFFu)));
+}
+
+// x + y may have flushed: y subnormal, or a zero sum of a nonzero y (x is never subnormal:
+// it is a proven tile's sum).
+bool add_may_flush(vec4 sum, vec4 y) {
+    const uvec4 s = floatBitsToUint(sum) & 0x7FFFFFFFu, b = floatBitsToUint(y) & 0x7FFFFFFFu;
+    const uvec4 zero_of_nonzero = uvec4(equal(s, uvec4(0u))) & uvec4(notEqual(b, uvec4(0u)));
+    return any_subnormal(y) || any(notEqual(zero_of_nonzero, uvec4(0u)));
+}
+
+dvec4 widen4(vec4 v) {
+    const uvec4 w = floatBitsToUint(v);
+    return dvec4(f32_bits_to_double(w.x), f32_bits_to_double(w.y), f32_bits_to_double(w.z),
+                 f32_bits_to_double(w.w));
+}
+
+vec4 narrow4(dvec4 d) {
+    return uintBitsToFloat(uvec4(double_to_f32_bits(d.x), double_to_f32_bits(d.y),
+                                 double_to_f32_bits(d.z), double_to_f32_bits(d.w)));
+}
+#endif
 
 #define BM 128
 #define BN 128
@@ -59,6 +125,21 @@ void main() {
 
     // Loader roles, per load l: A tile 128 rows x BK k = 32*BK vec4 (row e/(BK/4), k quad
     // e%(BK/4)); B tile BK k x 128 columns (k e/32, column quad e%32); e = lid + 256 l.
+    // The exact-tile module computes load l's row and k as load 0's plus a constant step
+    // (BK/4 divides 256), which kept it at 127 registers (125 now), not 129 (past the 128
+    // that let an SM hold two workgroups: 4096 30.3 TFLOP/s against 36.0); the other
+    // module keeps them in registers, 4% faster there (raw nvidia-h200-2026-12-01za).
+#if defined(EXACT_VIA_F64)
+    const uint a_row0 = lid / (BK / 4), a_kq0 = (lid % (BK / 4)) * 4u;
+    const uint b_k0 = lid >> 5, b_c40 = lid & 31u;
+    const bool b_col_in0 = col0_4 + b_c40 < n4;
+#define A_ROW(l) (a_row0 + (256u / (BK / 4)) * (l))
+#define A_KQ(l) a_kq0
+#define A_IN(l) (row0 + A_ROW(l) < pc.m)
+#define B_K(l) (b_k0 + 8u * (l))
+#define B_C4(l) b_c40
+#define B_IN(l) b_col_in0
+#else
     uint a_row[LOADS], a_kq[LOADS], b_k[LOADS], b_c4[LOADS];
     bool a_row_in[LOADS], b_col_in[LOADS];
     for (uint l = 0u; l < LOADS; l++) {
@@ -70,6 +151,13 @@ void main() {
         a_row_in[l] = row0 + a_row[l] < pc.m;
         b_col_in[l] = col0_4 + b_c4[l] < n4;
     }
+#define A_ROW(l) a_row[l]
+#define A_KQ(l) a_kq[l]
+#define A_IN(l) a_row_in[l]
+#define B_K(l) b_k[l]
+#define B_C4(l) b_c4[l]
+#define B_IN(l) b_col_in[l]
+#endif
 
     // Compute roles: rows ty*4.. and 64+ty*4.., columns tx*4.. and 64+tx*4...
     // A warp covers 4 rows by 8 columns of threads (not 2 by 16): its reads of B's
@@ -88,20 +176,46 @@ void main() {
     vec4 va[LOADS], vb[LOADS];
 #define LOAD_STAGE(K0)                                                                          \
     for (uint l = 0u; l < LOADS; l++) {                                                         \
-        va[l] = (a_row_in[l] && (K0) + a_kq[l] < pc.k_end)                                     \
-            ? a.v[a_base + (row0 + a_row[l]) * k4 + ((K0) + a_kq[l]) / 4u] : vec4(0.0);         \
-        vb[l] = (b_col_in[l] && (K0) + b_k[l] < pc.k_end)                                      \
-            ? b.v[b_base + ((K0) + b_k[l]) * n4 + col0_4 + b_c4[l]] : vec4(0.0);                 \
+        va[l] = (A_IN(l) && (K0) + A_KQ(l) < pc.k_end)                                         \
+            ? a.v[a_base + (row0 + A_ROW(l)) * k4 + ((K0) + A_KQ(l)) / 4u] : vec4(0.0);         \
+        vb[l] = (B_IN(l) && (K0) + B_K(l) < pc.k_end)                                          \
+            ? b.v[b_base + ((K0) + B_K(l)) * n4 + col0_4 + B_C4(l)] : vec4(0.0);                 \
     }
+#if defined(EXACT_VIA_F64)
+    // The stage's least keys, per subgroup, into least_keys (visible after the barrier).
+#define NOTE_LEAST()                                                                            \
+    {                                                                                           \
+        uint la = 0xFFFFFFFFu, lb = 0xFFFFFFFFu;                                                \
+        for (uint l = 0u; l < LOADS; l++) {                                                     \
+            la = min(la, least_key4(va[l]));                                                    \
+            lb = min(lb, least_key4(vb[l]));                                                    \
+        }                                                                                       \
+        la = subgroupMin(la);                                                                   \
+        lb = subgroupMin(lb);                                                                   \
+        if (subgroupElect()) {                                                                  \
+            atomicMin(least_keys[0], la);                                                       \
+            atomicMin(least_keys[1], lb);                                                       \
+        }                                                                                       \
+    }
+#else
+#define NOTE_LEAST()
+#endif
 #define STORE_STAGE(S)                                                                          \
     for (uint l = 0u; l < LOADS; l++) {                                                         \
-        as4[S][a_kq[l] + 0u][a_row[l] >> 2][a_row[l] & 3u] = va[l].x;                           \
-        as4[S][a_kq[l] + 1u][a_row[l] >> 2][a_row[l] & 3u] = va[l].y;                           \
-        as4[S][a_kq[l] + 2u][a_row[l] >> 2][a_row[l] & 3u] = va[l].z;                           \
-        as4[S][a_kq[l] + 3u][a_row[l] >> 2][a_row[l] & 3u] = va[l].w;                           \
-        bs4[S][b_k[l]][b_c4[l]] = vb[l];                                                        \
-    }
+        as4[S][A_KQ(l) + 0u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].x;                           \
+        as4[S][A_KQ(l) + 1u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].y;                           \
+        as4[S][A_KQ(l) + 2u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].z;                           \
+        as4[S][A_KQ(l) + 3u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].w;                           \
+        bs4[S][B_K(l)][B_C4(l)] = vb[l];                                                        \
+    }                                                                                           \
+    NOTE_LEAST()
 
+#if defined(EXACT_VIA_F64)
+    if (lid == 0u) {
+        least_keys[0] = 0xFFFFFFFFu;
+        least_keys[1] = 0xFFFFFFFFu;
+    }
+#endif
     uint k0 = pc.k_begin;
     uint stage = 0u;
     LOAD_STAGE(k0);
@@ -127,6 +241,51 @@ void main() {
         barrier();
         stage ^= 1u;
     }
+
+#if defined(EXACT_VIA_F64)
+    // least_keys is complete: every stage's keys were noted before a barrier. With a split
+    // K, adding an earlier range's sum (which an exact tile may have left subnormal)
+    // must not flush either; a tile where it could is exact as a whole.
+    if (pc.accumulate != 0u) {
+        bool risky = false;
+        [[unroll]] for (uint p = 0u; p < 2u; p++) {
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                const uint gr = row0 + p * 64u + ty * 4u + i;
+                [[unroll]] for (uint q = 0u; q < 2u; q++) {
+                    const uint gc4 = col0_4 + q * 16u + tx;
+                    if (gr >= pc.m || gc4 >= n4) continue;
+                    const vec4 before = c.v[c_base + gr * n4 + gc4];
+                    risky = risky || add_may_flush(acc[p][q][i] + before, before);
+                }
+            }
+        }
+        if (risky) atomicMin(least_keys[0], 0u);
+        barrier();
+    }
+    const uint ea = least_exponent(least_keys[0]), eb = least_exponent(least_keys[1]);
+    if (ea == 0u || eb == 0u || ea + eb < 174u) {
+        // No proof: this thread's outputs again, in f64 from the operands' bits.
+        for (uint p = 0u; p < 2u; p++) {
+            for (uint i = 0u; i < 4u; i++) {
+                const uint gr = row0 + p * 64u + ty * 4u + i;
+                if (gr >= pc.m) continue;
+                for (uint q = 0u; q < 2u; q++) {
+                    const uint gc4 = col0_4 + q * 16u + tx;
+                    if (gc4 >= n4) continue;
+                    const uint at = c_base + gr * n4 + gc4;
+                    dvec4 s = pc.accumulate != 0u ? widen4(c.v[at]) : dvec4(0.0);
+                    // K ranges start and end at multiples of 4 (K is one).
+                    for (uint kq = pc.k_begin / 4u; kq < pc.k_end / 4u; kq++) {
+                        const dvec4 x = widen4(a.v[a_base + gr * k4 + kq]);
+                        for (uint j = 0u; j < 4u; j++) s += x[j] * widen4(b.v[b_base + (4u * kq + j) * n4 + gc4]);
+                    }
+                    c.v[at] = narrow4(s);
+                }
+            }
+        }
+        return;
+    }
+#endif
 
     for (uint p = 0u; p < 2u; p++) {
         for (uint i = 0u; i < 4u; i++) {

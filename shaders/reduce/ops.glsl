@@ -41,8 +41,9 @@ T combine(uint op, T a, T b) {
     case R_MAX: return max(a, b);
     case R_MIN: return min(a, b);
 #endif
-    case R_ALL: return (a != T(0) && b != T(0)) ? T(1) : T(0);
-    case R_ANY: return (a != T(0) || b != T(0)) ? T(1) : T(0);
+    // T_EQUAL: an f32 subnormal is nonzero, also where the driver's compares flush it.
+    case R_ALL: return (!T_EQUAL(a, T(0)) && !T_EQUAL(b, T(0))) ? T(1) : T(0);
+    case R_ANY: return (!T_EQUAL(a, T(0)) || !T_EQUAL(b, T(0))) ? T(1) : T(0);
     }
     return a;
 }

@@ -72,8 +72,8 @@ const OTHER: [(&str, &str, &[&str]); 44] = [
     ),
     ("fused_f64", "fused/fused.comp", &["CT_F64", "FUSED"]),
     ("sgemm", "linalg/sgemm.comp", &[]),
-    // Whether an sgemm product's operands hold f32 subnormals (the guard of `dot`).
-    ("subnormal_scan", "linalg/subnormal_scan.comp", &[]),
+    // With exact tiles: for devices with f64 that may flush f32 subnormals.
+    ("sgemm_x", "linalg/sgemm.comp", &["CT_F32", "EXACT_VIA_F64"]),
     // f16 matmul on cooperative matrices: f16 result, or f32 partial sums of a split K;
     // 128x128 tiles, or 128x256 ("wide").
     ("hgemm_f16", "linalg/hgemm.comp", &["OUT_F16"]),

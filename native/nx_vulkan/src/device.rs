@@ -42,9 +42,9 @@ pub struct DeviceInfo {
     /// `VK_NV_cooperative_matrix`'s 16x16x16 f16 products with f32 accumulation). Off
     /// with `NX_VULKAN_COOPMAT=0`.
     pub cooperative_matrix_f16: bool,
-    /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`; the engine then
-    /// asks for it in every module, see `kernels::spirv`). Without it a driver may
-    /// flush them to zero.
+    /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`, independently of
+    /// the other widths; the engine then asks for it in every module, see
+    /// `kernels::spirv`). Without it a driver may flush them to zero.
     pub denorm_preserve_f32: bool,
     /// Device-local memory the host can map (resizable BAR or unified memory).
     pub host_visible_device_memory: bool,
@@ -321,7 +321,7 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
         cooperative_matrix_f16: f16_cooperative_matrix(pd, &shapes),
         cooperative_matrix_shapes: shapes,
-        denorm_preserve_f32: p.shader_denorm_preserve_float32 == Some(true),
+        denorm_preserve_f32: crate::kernels::spirv::keeps_f32_denormals(pd),
         host_visible_device_memory,
     }
 }

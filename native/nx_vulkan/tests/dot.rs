@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::matmul::check_matmul_f32;
 use common::*;
 use nx_vulkan::ops::dot::{dot, dot_via_f32};
 use nx_vulkan::{DType, Error, Tensor};
@@ -157,54 +158,15 @@ fn matrix_products_of_awkward_sizes() {
     }
 }
 
-/// `batch` products of m x k and k x n f32 matrices against a plain-loop f64 reference,
-/// within the bound of the module doc.
-fn check_matmul_f32(batch: usize, m: usize, k: usize, n: usize, rng: &mut Rng) {
-    let a = rng.f32s(batch * m * k, -1.0, 1.0);
-    let b = rng.f32s(batch * k * n, -1.0, 1.0);
-    let t = dot(
-        &upload(&[batch, m, k], DType::F32, &a),
-        &[2],
-        &[0],
-        &upload(&[batch, k, n], DType::F32, &b),
-        &[1],
-        &[0],
-        DType::F32,
-    )
-    .unwrap();
-    assert_eq!(t.shape, vec![batch, m, n]);
-    let got: Vec<f32> = download(&t);
-    let mut want = vec![(0f64, 0f64); batch * m * n];
-    for (z, out) in want.chunks_mut(m * n).enumerate() {
-        let (a, b) = (&a[z * m * k..], &b[z * k * n..]);
-        for (i, row) in out.chunks_mut(n).enumerate() {
-            for p in 0..k {
-                let x = a[i * k + p] as f64;
-                for (w, &y) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
-                    let xy = x * y as f64;
-                    *w = (w.0 + xy, w.1 + xy.abs());
-                }
-            }
-        }
-    }
-    for (i, (&g, &(s, mag))) in got.iter().zip(&want).enumerate() {
-        let bound = k as f64 * 2f64.powi(-23) * mag + 2f64.powi(-24) * s.abs();
-        assert!(
-            (g as f64 - s).abs() <= bound,
-            "{batch} x {m}x{k}x{n}: element {i} got {g} want {s} (bound {bound:e})"
-        );
-    }
-}
-
 /// Shapes the register-blocked f32 kernel (sgemm.comp) takes: K and N multiples of 4 and
 /// outputs of at least 128x128, with partial 128x128 tiles, batches and split K.
 #[test]
 fn register_blocked_f32_edges_batches_and_split_k() {
     let mut rng = Rng::new(55);
-    check_matmul_f32(1, 300, 260, 516, &mut rng);
-    check_matmul_f32(3, 129, 36, 132, &mut rng);
+    check_matmul_f32([1, 300, 260, 516], (1.0, 1.0), &mut rng);
+    check_matmul_f32([3, 129, 36, 132], (1.0, 1.0), &mut rng);
     // K beyond one launch's 16,384: the second launch adds to the first's result.
-    check_matmul_f32(1, 128, 16_392, 128, &mut rng);
+    check_matmul_f32([1, 128, 16_392, 128], (1.0, 1.0), &mut rng);
 }
 
 /// `batch` products of m x k and k x n f16 or bf16 matrices: exact products summed in

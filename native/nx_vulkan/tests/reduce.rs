@@ -506,3 +506,15 @@ fn argmax_of_a_row_past_the_lavapipe_loop_limit() {
     // Index n - 2 > 2^24 would also show an index stored through a float.
     argmax_of_long_row((1 << 24) + 5);
 }
+
+/// all/any count an f32 subnormal as nonzero, as Nx does, also where the driver's f32
+/// compares flush it to zero (NVIDIA's: a plain `!= 0` gave all([1e-40]) = 0 there).
+#[test]
+fn all_and_any_count_f32_subnormals_as_nonzero() {
+    let t = upload(&[3], DType::F32, &[1e-40f32, 1.0, -1e-45]);
+    let all: Vec<u8> = download(&run(All, &t, &None, false, DType::U8));
+    assert_eq!(all, vec![1]);
+    let t = upload(&[2], DType::F32, &[0.0f32, 1e-40]);
+    let any: Vec<u8> = download(&run(Any, &t, &None, false, DType::U8));
+    assert_eq!(any, vec![1]);
+}

@@ -5,7 +5,7 @@
 //! Every kernel shares one pipeline layout: no descriptor sets and 128 bytes of push
 //! constants (the Vulkan minimum), which carry buffer device addresses and sizes.
 
-mod spirv;
+pub(crate) mod spirv;
 mod stats;
 
 use crate::dtype::Compute;
@@ -46,8 +46,6 @@ pub enum Kernel {
     Conv(Compute),
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
-    /// Whether f32 operands hold subnormals (subnormal_scan.comp): sgemm's guard.
-    SubnormalScan,
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
     /// 128x256 tiles when the second is `true`, else 128x128.
     Hgemm(bool, bool),
@@ -155,7 +153,6 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Dft(F64) => dft_f64::load,
         Kernel::Dft(_) => dft_f32::load,
         Kernel::Sgemm => sgemm::load,
-        Kernel::SubnormalScan => subnormal_scan::load,
         Kernel::Hgemm(true, false) => hgemm_f16::load,
         Kernel::Hgemm(false, false) => hgemm_f32::load,
         Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
@@ -220,7 +217,6 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::ComplexMath(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
-        | Kernel::SubnormalScan
         | Kernel::Hgemm(..)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
@@ -230,6 +226,15 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::ScatterAdd(Accumulator::I32) => None,
         _ => unreachable!("typed kernels are answered above"),
     }
+}
+
+/// Whether f32 products on sgemm.comp prove each tile free of flushed subnormals (or
+/// recompute it in f64) where the device may flush them: yes, unless
+/// `NX_VULKAN_EXACT_TILES=0` (about 5% faster on the H200, and its f32 products of
+/// subnormal values, or sums below 2^-126, flush to zero there).
+fn exact_tiles() -> bool {
+    static EXACT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EXACT.get_or_init(|| std::env::var("NX_VULKAN_EXACT_TILES").map_or(true, |v| v != "0"))
 }
 
 type Slot = Arc<Mutex<Option<Arc<ComputePipeline>>>>;
@@ -371,6 +376,15 @@ impl Kernels {
                     Kernel::Unary(Compute::F32) if f64_ok => spirv::unary_f32x::load,
                     Kernel::Binary(Compute::F32) if f64_ok => spirv::binary_f32x::load,
                     Kernel::Fused(Compute::F32) if f64_ok => spirv::fused_f32x::load,
+                    // Tiles that cannot prove their f32 result free of flushed subnormals
+                    // are recomputed in f64 (sgemm.comp), where the device may flush them.
+                    Kernel::Sgemm
+                        if f64_ok
+                            && exact_tiles()
+                            && !spirv::keeps_f32_denormals(self.device.physical_device()) =>
+                    {
+                        spirv::sgemm_x::load
+                    }
                     _ => loader(*k).ok_or_else(|| {
                         Error::Unsupported(format!("{k:?} has no Vulkan kernel yet"))
                     })?,

@@ -2,7 +2,8 @@
 //! (`build/shaders.rs`). One module per (kernel, compute class or element width); each
 //! exposes `load(device)`.
 use std::sync::Arc;
-use vulkano::device::{physical::ShaderFloatControlsIndependence, Device};
+use vulkano::device::physical::{PhysicalDevice, ShaderFloatControlsIndependence};
+use vulkano::device::Device;
 use vulkano::shader::{spirv::bytes_to_words, ShaderModule, ShaderModuleCreateInfo};
 use vulkano::{Validated, VulkanError};
 
@@ -14,20 +15,25 @@ fn load(device: Arc<Device>, bytes: &[u8]) -> LoadResult {
     let mut words = bytes_to_words(bytes)
         .expect("SPIR-V of a whole number of words")
         .into_owned();
-    let properties = device.physical_device().properties();
-    // With independence NONE, every width would need the same denormal mode (and f16's
-    // and f64's are not asked for), so the f32 one is only set where it may differ.
-    let independent = matches!(
-        properties.denorm_behavior_independence,
-        Some(ShaderFloatControlsIndependence::Float32Only | ShaderFloatControlsIndependence::All)
-    );
-    if properties.shader_denorm_preserve_float32 == Some(true) && independent {
+    if keeps_f32_denormals(device.physical_device()) {
         preserve_f32_denormals(&mut words);
     }
     // SAFETY: the words are SPIR-V that shaderc produced for Vulkan 1.2 from our kernels,
     // with at most the DenormPreserve capability and execution mode added, which the
     // device supports.
     unsafe { ShaderModule::new(device, ShaderModuleCreateInfo::new(&words)) }
+}
+
+/// Whether kernels on `device` keep f32 subnormals: it offers DenormPreserve for f32 on
+/// its own (independence NONE would need the same mode for every width, and f16's and
+/// f64's are not asked for), which `load` then asks for in every module.
+pub(crate) fn keeps_f32_denormals(device: &PhysicalDevice) -> bool {
+    let properties = device.properties();
+    let independent = matches!(
+        properties.denorm_behavior_independence,
+        Some(ShaderFloatControlsIndependence::Float32Only | ShaderFloatControlsIndependence::All)
+    );
+    properties.shader_denorm_preserve_float32 == Some(true) && independent
 }
 
 const OP_CAPABILITY: u32 = 17;

@@ -121,10 +121,10 @@ pub fn conv(input: &Tensor, kernel: &Tensor, spec: &ConvSpec, out_type: DType) -
         u32_of(t.numel(), "input size")?;
         u32_of(k.numel(), "kernel size")?;
         let geo = u32_tensor(&geo)?;
-        let compute = super::loading(
+        let compute = super::subnormal_safe_accumulator(super::loading(
             DType::merge(DType::merge(t.dtype, k.dtype), out_type).compute(),
             &[t.dtype, k.dtype],
-        );
+        ));
         let push = PushWords::new()
             .addr(&r.block)
             .addr(&t.block)

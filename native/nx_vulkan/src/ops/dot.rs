@@ -6,7 +6,7 @@ use super::elementwise::as_type;
 use super::layout::contiguous_strides;
 use super::shape::gather_strided;
 use super::{launch, read, u32_of, write, PushWords};
-use crate::dtype::{Compute, DType};
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::kernels::Kernel;
 use crate::tensor::Tensor;
@@ -17,20 +17,6 @@ const TILE: usize = 64;
 const SGEMM_TILE: usize = 128;
 /// Contracted elements per matmul launch (see the split-K comment in `dot`).
 const K_CHUNK: usize = 16_384;
-
-/// Workgroups of the subnormal scan (subnormal_scan.comp), which strides over its input.
-const SCAN_GROUPS: u32 = 1024;
-
-/// Whether sgemm products are guarded against flushed f32 subnormals (see `dot`):
-/// `NX_VULKAN_SUBNORMAL_GUARD=1`, on devices with f64 (the exact recomputation runs in
-/// it). Off by default: on the H200, whose driver flushes f32 subnormals, the guard made
-/// f32 matmuls 12% slower at 4096 and 2x at 1024, and the MLP step 8% (raw
-/// `nvidia-h200-2026-12-01z`), before any subnormal was found.
-fn subnormal_guard() -> bool {
-    static GUARD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *GUARD.get_or_init(|| std::env::var("NX_VULKAN_SUBNORMAL_GUARD").is_ok_and(|v| v == "1"))
-        && crate::engine::engine().is_ok_and(|e| e.info().f64)
-}
 
 fn check_axes(t: &Tensor, contract: &[usize], batch: &[usize], side: &str) -> Result<()> {
     let rank = t.shape.len();
@@ -327,47 +313,12 @@ pub fn dot(
             (HGEMM_TILE, tile_n),
         )
     } else {
-        (Kernel::Matmul(compute), (TILE, TILE))
-    };
-    // With NX_VULKAN_SUBNORMAL_GUARD=1 (for drivers that flush f32 subnormals), sgemm's
-    // product is guarded: a scan sets a flag where an operand holds one, and a launch of
-    // the generic kernel in f64 (exact products, subnormals read through their bits)
-    // recomputes C only when the flag is set. Both are GPU work in the same stream: no
-    // host wait.
-    let guard = if kernel == Kernel::Sgemm && subnormal_guard() {
-        let flag = super::u32_tensor(&[0])?;
-        let quads = |t: &Tensor| u32_of(t.numel() / 4, "subnormal scan length");
-        let push = PushWords::new()
-            .addr(&flag.block)
-            .addr(&la.block)
-            .addr(&lb.block)
-            .u(quads(&la)?)
-            .u(quads(&lb)?);
-        launch(
-            Kernel::SubnormalScan,
-            [0, 0],
-            &push,
-            [SCAN_GROUPS, 1, 1],
-            &[read(&la.block), read(&lb.block), write(&flag.block)],
-        )?;
-        Some(flag)
-    } else {
-        None
-    };
-    launch_products(kernel, tile, ops, &la, &lb, &target, [batch, m, n, k], None)?;
-    if let Some(flag) = &guard {
-        let exact = Kernel::Matmul(Compute::F64);
-        launch_products(
-            exact,
+        (
+            Kernel::Matmul(super::subnormal_safe_accumulator(compute)),
             (TILE, TILE),
-            ops,
-            &la,
-            &lb,
-            &target,
-            [batch, m, n, k],
-            Some(flag),
-        )?;
-    }
+        )
+    };
+    launch_products(kernel, tile, ops, &la, &lb, &target, [batch, m, n, k])?;
     if target.dtype != out_type {
         return as_type(&target, out_type);
     }
@@ -375,9 +326,7 @@ pub fn dot(
 }
 
 /// Launches of `kernel` computing `target` = `la` x `lb` (`[batch, m, n, k]`), in batches
-/// of at most 65,535 and K ranges of `K_CHUNK` (each later one adding to C). With `guard`,
-/// each launch runs only if that u32 flag is non-zero (matmul.comp's `guard_addr`).
-#[allow(clippy::too_many_arguments)]
+/// of at most 65,535 and K ranges of `K_CHUNK` (each later one adding to C).
 fn launch_products(
     kernel: Kernel,
     tile: (usize, usize),
@@ -386,7 +335,6 @@ fn launch_products(
     lb: &Tensor,
     target: &Tensor,
     [batch, m, n, k]: [usize; 4],
-    guard: Option<&Tensor>,
 ) -> Result<()> {
     let elem = target.dtype.size() as u64;
     let (asz, bsz) = (la.dtype.size() as u64, lb.dtype.size() as u64);
@@ -422,14 +370,7 @@ fn launch_products(
                 "dot: a {m}x{n} output exceeds the matmul grid"
             ));
         }
-        let push = match guard {
-            Some(flag) => push.addr(&flag.block),
-            None => push,
-        };
-        let mut accesses = vec![read(&la.block), read(&lb.block), write(&target.block)];
-        if let Some(flag) = guard {
-            accesses.push(read(&flag.block));
-        }
+        let accesses = [read(&la.block), read(&lb.block), write(&target.block)];
         launch(kernel, [ops, 0], &push, groups, &accesses)?;
     }
     Ok(())

@@ -99,6 +99,18 @@ pub(crate) fn float_accumulator(c: Compute) -> Compute {
     }
 }
 
+/// The class of an f32 product's accumulation outside sgemm.comp (matmul.comp, conv.comp):
+/// f64 where the device has it and may flush f32 subnormals (NVIDIA's driver does), since
+/// f32 sums there would lose subnormal operands and results; `c` elsewhere. sgemm.comp
+/// proves each tile free of them or recomputes it in f64 instead (see the kernel).
+pub(crate) fn subnormal_safe_accumulator(c: Compute) -> Compute {
+    if engine().is_ok_and(|e| !e.info().denorm_preserve_f32) {
+        float_accumulator(c)
+    } else {
+        c
+    }
+}
+
 /// Push-constant builder: words in the order the shader's block declares them.
 pub(crate) struct PushWords {
     words: Push,

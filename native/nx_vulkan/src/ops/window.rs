@@ -191,7 +191,10 @@ pub fn window_reduce(
     if out.numel() == 0 {
         return Ok(out);
     }
-    let compute = super::loading(DType::merge(t.dtype, out_type).compute(), &[t.dtype]);
+    let compute = super::subnormal_safe_accumulator(super::loading(
+        DType::merge(t.dtype, out_type).compute(),
+        &[t.dtype],
+    ));
     let window: usize = spec.dims.iter().product();
     if t.numel() == 0 || window == 0 {
         return super::creation::constant(&shape, out_type, identity(op, out_type));

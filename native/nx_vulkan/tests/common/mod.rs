@@ -1,6 +1,6 @@
 //! Shared by the integration tests: byte conversion, a deterministic PRNG, half-precision
 //! references and a CPU reference of the strided index math (row-major, Nx semantics).
-//! Nothing here calls engine code except `upload`/`download`.
+//! Nothing here calls engine code except `upload`/`download` and `matmul`'s products.
 #![allow(dead_code)]
 
 use nx_vulkan::{DType, Tensor};
@@ -8,6 +8,7 @@ use nx_vulkan::{DType, Tensor};
 pub mod complex;
 pub mod complex_math;
 pub mod erf;
+pub mod matmul;
 
 // ---------------------------------------------------------------- bytes <-> values
 
