@@ -24,6 +24,9 @@ pub struct DeviceInfo {
     /// (size in bytes, device-local?) per memory heap.
     pub heaps: Vec<(u64, bool)>,
     pub subgroup_size: u32,
+    /// Compute shaders have subgroup arithmetic (`subgroupMin` and the like), which
+    /// sgemm.comp's exact-tile module uses.
+    pub subgroup_arithmetic: bool,
     pub max_workgroup_count: [u32; 3],
     pub max_shared_memory: u32,
     pub max_storage_buffer_range: u32,
@@ -308,6 +311,11 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         api_version: pd.api_version().to_string(),
         heaps,
         subgroup_size: p.subgroup_size.unwrap_or(0),
+        subgroup_arithmetic: p
+            .subgroup_supported_operations
+            .is_some_and(|o| o.intersects(vulkano::device::physical::SubgroupFeatures::ARITHMETIC))
+            && p.subgroup_supported_stages
+                .is_some_and(|s| s.intersects(vulkano::shader::ShaderStages::COMPUTE)),
         max_workgroup_count: p.max_compute_work_group_count,
         max_shared_memory: p.max_compute_shared_memory_size,
         max_storage_buffer_range: p.max_storage_buffer_range,

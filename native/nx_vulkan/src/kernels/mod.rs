@@ -228,13 +228,15 @@ fn compute_of(k: Kernel) -> Option<Compute> {
     }
 }
 
-/// Whether f32 products on sgemm.comp prove each tile free of flushed subnormals (or
-/// recompute it in f64) where the device may flush them: yes, unless
-/// `NX_VULKAN_EXACT_TILES=0` (about 5% faster on the H200, and its f32 products of
-/// subnormal values, or sums below 2^-126, flush to zero there).
-fn exact_tiles() -> bool {
+/// Whether f32 products on sgemm.comp run its exact-tile module (each tile proven free of
+/// flushed subnormals, or recomputed in f64): on devices with f64 that do not keep f32
+/// subnormals, unless `NX_VULKAN_EXACT_TILES=0` (about 5% faster on the H200, and its f32
+/// products of subnormal values, or sums below 2^-126, flush to zero there).
+pub(crate) fn sgemm_exact_tiles(f64: bool, keeps_f32_denormals: bool) -> bool {
     static EXACT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *EXACT.get_or_init(|| std::env::var("NX_VULKAN_EXACT_TILES").map_or(true, |v| v != "0"))
+    let wanted =
+        *EXACT.get_or_init(|| std::env::var("NX_VULKAN_EXACT_TILES").map_or(true, |v| v != "0"));
+    wanted && f64 && !keeps_f32_denormals
 }
 
 type Slot = Arc<Mutex<Option<Arc<ComputePipeline>>>>;
@@ -379,9 +381,10 @@ impl Kernels {
                     // Tiles that cannot prove their f32 result free of flushed subnormals
                     // are recomputed in f64 (sgemm.comp), where the device may flush them.
                     Kernel::Sgemm
-                        if f64_ok
-                            && exact_tiles()
-                            && !spirv::keeps_f32_denormals(self.device.physical_device()) =>
+                        if sgemm_exact_tiles(
+                            f64_ok,
+                            spirv::keeps_f32_denormals(self.device.physical_device()),
+                        ) =>
                     {
                         spirv::sgemm_x::load
                     }

@@ -36,6 +36,7 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("api_version", i.api_version.encode(env)),
         ("heaps", heaps.encode(env)),
         ("subgroup_size", i.subgroup_size.encode(env)),
+        ("subgroup_arithmetic", i.subgroup_arithmetic.encode(env)),
         (
             "max_workgroup_count",
             i.max_workgroup_count.to_vec().encode(env),
