@@ -211,10 +211,12 @@ void main() {
     NOTE_LEAST()
 
 #if defined(EXACT_VIA_F64)
+    // Set before any subgroup folds into it (a fold that came first would be overwritten).
     if (lid == 0u) {
         least_keys[0] = 0xFFFFFFFFu;
         least_keys[1] = 0xFFFFFFFFu;
     }
+    barrier();
 #endif
     uint k0 = pc.k_begin;
     uint stage = 0u;
