@@ -35,9 +35,9 @@ defmodule Nx.Vulkan do
   A map describing the device: name, type, driver, API version, memory heaps, subgroup
   size, limits and which optional features (f16, f64, int64, int16, int8, 16-bit storage,
   cooperative matrix) it offers. `:cooperative_matrix_shapes` lists the cooperative-matrix
-  products the driver offers (`"NV 16x16x16 f16*f16+f32->f32"`: M x N x K, operand,
-  accumulator and result types) and `:cooperative_matrix_f16` says whether large f16
-  matmuls run on them.
+  products the driver offers (`"KHR 16x16x16 f16*f16+f32->f32"`: M x N x K, operand,
+  accumulator and result types); `:cooperative_matrix_f16` and `:cooperative_matrix_bf16`
+  say whether large f16 and bf16 matmuls run on them.
   """
   @spec device_info() :: map()
   def device_info, do: unwrap!(Native.dev_info(), "device_info")

@@ -1,8 +1,10 @@
 #version 460
-// f16 matmul on tensor cores: C[b] = A[b] (M x K) * B[b] (K x N), row-major, contiguous,
-// f16 operands, products accumulated in f32 (exact products, f32 sums, as cuBLAS does
-// by default), the result rounded once to C's type (f16, or f32 for the partial sums of
-// a split K). Through VK_NV_cooperative_matrix: 16x16x16 products with f32 accumulators.
+// f16 and bf16 matmul on tensor cores: C[b] = A[b] (M x K) * B[b] (K x N), row-major,
+// contiguous, f16 operands (bf16 with BF16), products accumulated in f32 (exact products,
+// f32 sums, as cuBLAS does by default), the result rounded once to C's type (f16, or f32
+// for the partial sums of a split K and for bf16, which ops/dot.rs rounds with the
+// conversion kernel). Through VK_KHR_cooperative_matrix: 16x16x16 products with f32
+// accumulators (bf16 ones need VK_KHR_shader_bfloat16).
 //
 // 256 threads (8 subgroups of 32 in a 2 x 4 grid, each 64 x WN of the tile: 4 x WN/16
 // accumulators) per 128 x 4WN output tile, K advancing BK = 32 at a time. WN = 32 with two
@@ -19,7 +21,10 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_memory_scope_semantics : require
-#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_cooperative_matrix : require
+#ifdef BF16
+#extension GL_EXT_bfloat16 : require
+#endif
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -66,8 +71,16 @@ layout(push_constant) uniform Params {
 shared uvec4 as_[STAGES * BM * AS];
 shared uvec4 bs_[STAGES * BK * BS];
 
-#define F16M fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define F32M fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#ifdef BF16
+#define ELEM bfloat16_t
+#else
+#define ELEM float16_t
+#endif
+#define AM coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BM_ coopmat<ELEM, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define F32M coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define F16M coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
 
 void main() {
     const uint lid = gl_LocalInvocationID.x;
@@ -108,7 +121,7 @@ void main() {
             [[unroll]] for (uint j = 0u; j < TN; j++) {
                 const uint r = row0 + wr * WM + i * 16u;
                 const uint col = col0 + wc * WN + j * 16u;
-                coopMatLoadNV(acc[i][j], c.v, batch * pc.m * pc.n + r * pc.n + col, pc.n, false);
+                coopMatLoad(acc[i][j], c.v, batch * pc.m * pc.n + r * pc.n + col, pc.n, ROW_MAJOR);
             }
     }
 
@@ -133,14 +146,14 @@ void main() {
                 vb[l] = b.v[b_base + (kk + b_k[l]) * n8 + col0 / 8u + b_q[l]];
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            F16M fa[TM];
-            F16M fb[TN];
+            AM fa[TM];
+            BM_ fb[TN];
             [[unroll]] for (uint i = 0u; i < TM; i++)
-                coopMatLoadNV(fa[i], as_, st * BM * AS + (wr * WM + i * 16u) * AS + kk / 8u, AS, false);
+                coopMatLoad(fa[i], as_, st * BM * AS + (wr * WM + i * 16u) * AS + kk / 8u, AS, ROW_MAJOR);
             [[unroll]] for (uint j = 0u; j < TN; j++)
-                coopMatLoadNV(fb[j], bs_, st * BK * BS + kk * BS + (wc * WN + j * 16u) / 8u, BS, false);
+                coopMatLoad(fb[j], bs_, st * BK * BS + kk * BS + (wc * WN + j * 16u) / 8u, BS, ROW_MAJOR);
             [[unroll]] for (uint i = 0u; i < TM; i++)
-                [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+                [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
         }
         // With two stages, the one written next step was last read two steps ago: one
         // barrier suffices. With one, readers finish before the next step writes it.
@@ -154,9 +167,9 @@ void main() {
             const uint at = batch * pc.m * pc.n + r * pc.n + col;
 #ifdef OUT_F16
             F16M h = F16M(acc[i][j]);
-            coopMatStoreNV(h, Halves(pc.c_addr).v, at, pc.n, false);
+            coopMatStore(h, Halves(pc.c_addr).v, at, pc.n, ROW_MAJOR);
 #else
-            coopMatStoreNV(acc[i][j], Floats(pc.c_addr).v, at, pc.n, false);
+            coopMatStore(acc[i][j], Floats(pc.c_addr).v, at, pc.n, ROW_MAJOR);
 #endif
         }
 }

@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 44] = [
+const OTHER: [(&str, &str, &[&str]); 46] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     // Devices without f64: c64 in f32, every complex function in the one module.
     (
@@ -87,6 +87,13 @@ const OTHER: [(&str, &str, &[&str]); 44] = [
         "hgemm_wide_f32",
         "linalg/hgemm.comp",
         &["WN=64", "STAGES=1"],
+    ),
+    // bf16 operands (VK_KHR_shader_bfloat16): f32 results, rounded by the conversion kernel.
+    ("hgemm_bf16_f32", "linalg/hgemm.comp", &["BF16"]),
+    (
+        "hgemm_wide_bf16_f32",
+        "linalg/hgemm.comp",
+        &["BF16", "WN=64", "STAGES=1"],
     ),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),

@@ -42,9 +42,12 @@ pub struct DeviceInfo {
     /// `VK_NV_cooperative_matrix`), e.g. `"NV 16x8x16 f16*f16+f32->f32"` (M x N x K).
     pub cooperative_matrix_shapes: Vec<String>,
     /// f16 matmuls run on cooperative matrices (hgemm.comp, through
-    /// `VK_NV_cooperative_matrix`'s 16x16x16 f16 products with f32 accumulation). Off
+    /// `VK_KHR_cooperative_matrix`'s 16x16x16 f16 products with f32 accumulation). Off
     /// with `NX_VULKAN_COOPMAT=0`.
     pub cooperative_matrix_f16: bool,
+    /// bf16 matmuls run on cooperative matrices too (16x16x16 bf16 products with f32
+    /// accumulation, `VK_KHR_shader_bfloat16`). Off with `NX_VULKAN_COOPMAT=0`.
+    pub cooperative_matrix_bf16: bool,
     /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`, independently of
     /// the other widths; the engine then asks for it in every module, see
     /// `kernels::spirv`). Without it a driver may flush them to zero.
@@ -211,7 +214,7 @@ impl Gpu {
         let family = compute_queue_family(&pd).expect("checked by unusable_reason");
         let sup = pd.supported_features();
         let info = describe(index, &pd);
-        let coopmat = info.cooperative_matrix_f16;
+        let coopmat = info.cooperative_matrix_f16 || info.cooperative_matrix_bf16;
         let ext = pd.supported_extensions();
         // NX_VULKAN_PIPELINE_STATS=1 (kernels/stats.rs): pipeline statistics where offered.
         let stats = crate::kernels::stats_wanted()
@@ -228,7 +231,7 @@ impl Gpu {
             shader_float16: sup.shader_float16,
             shader_buffer_int64_atomics: sup.shader_buffer_int64_atomics,
             synchronization2: sup.synchronization2,
-            // hgemm.comp's SPIR-V uses the Vulkan memory model, as GL_NV_cooperative_matrix
+            // hgemm.comp's SPIR-V uses the Vulkan memory model, as GL_KHR_cooperative_matrix
             // requires. With the model enabled, every module's device-scope atomics
             // (indexed_add's) need its device-scope feature too.
             cooperative_matrix: coopmat,
@@ -239,32 +242,47 @@ impl Gpu {
         };
         let extensions = DeviceExtensions {
             khr_portability_subset: ext.khr_portability_subset,
-            nv_cooperative_matrix: coopmat,
+            khr_cooperative_matrix: coopmat,
             khr_pipeline_executable_properties: stats,
             ..DeviceExtensions::empty()
         };
-        let (device, mut queues) = Device::new(
-            pd.clone(),
-            DeviceCreateInfo {
-                queue_create_infos: vec![QueueCreateInfo {
-                    queue_family_index: family,
-                    ..Default::default()
-                }],
-                enabled_features: features,
-                enabled_extensions: extensions,
+        let create_info = DeviceCreateInfo {
+            queue_create_infos: vec![QueueCreateInfo {
+                queue_family_index: family,
                 ..Default::default()
-            },
-        )
-        .map_err(|e| {
+            }],
+            enabled_features: features,
+            enabled_extensions: extensions,
+            ..Default::default()
+        };
+        let failed = |e: Error| {
             Error::NoDevice(format!(
-                "creating the device on {}: {}",
-                pd.properties().device_name,
-                Error::from(e)
+                "creating the device on {}: {e}",
+                pd.properties().device_name
             ))
-        })?;
-        let queue = queues
-            .next()
-            .ok_or_else(|| Error::NoDevice("no queue created".into()))?;
+        };
+        // bf16 cooperative matrices need a device feature vulkano does not know: such a
+        // device is created with Vulkan's own call (device_create.rs), as is any device
+        // with NX_VULKAN_DIRECT_DEVICE=1 (to test that path where bf16 is not offered).
+        let direct = std::env::var("NX_VULKAN_DIRECT_DEVICE").is_ok_and(|v| v == "1");
+        let bf16 = info.cooperative_matrix_bf16;
+        let created = if bf16 || direct {
+            crate::device_create::create(&pd, create_info.clone(), bf16)
+        } else {
+            None
+        };
+        let (device, queue) = match created {
+            Some(Ok(pair)) => pair,
+            Some(Err(e)) => return Err(failed(Error::Vulkan(format!("vkCreateDevice: {e}")))),
+            None => {
+                let (device, mut queues) =
+                    Device::new(pd.clone(), create_info).map_err(|e| failed(Error::from(e)))?;
+                let queue = queues
+                    .next()
+                    .ok_or_else(|| Error::NoDevice("no queue created".into()))?;
+                (device, queue)
+            }
+        };
         Ok(Gpu {
             device,
             queue,
@@ -327,7 +345,8 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         int8: f.shader_int8,
         storage16: f.storage_buffer16_bit_access,
         cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
-        cooperative_matrix_f16: f16_cooperative_matrix(pd, &shapes),
+        cooperative_matrix_f16: cooperative_matrix_runs(pd, &shapes, "f16"),
+        cooperative_matrix_bf16: cooperative_matrix_runs(pd, &shapes, "bf16"),
         cooperative_matrix_shapes: shapes,
         denorm_preserve_f32: crate::kernels::spirv::keeps_f32_denormals(pd),
         host_visible_device_memory,
@@ -404,18 +423,21 @@ fn enumerate<T: Default + Clone>(query: impl Fn(&mut u32, *mut T) -> ash::vk::Re
     items
 }
 
-/// Whether hgemm.comp can run: `VK_NV_cooperative_matrix` with its feature, 16x16x16 f16
-/// products accumulating in f32, the Vulkan memory model (with device scope) and subgroups
-/// of 32 (the kernel has eight per workgroup), unless `NX_VULKAN_COOPMAT=0`.
-fn f16_cooperative_matrix(pd: &PhysicalDevice, shapes: &[String]) -> bool {
+/// Whether hgemm.comp can run: `VK_KHR_cooperative_matrix` with its feature, 16x16x16
+/// `element` products accumulating in f32 (`element` "f16" or "bf16"), the Vulkan memory
+/// model (with device scope) and subgroups of 32 (the kernel has eight per workgroup),
+/// unless `NX_VULKAN_COOPMAT=0`. bf16 also needs `VK_KHR_shader_bfloat16`.
+fn cooperative_matrix_runs(pd: &PhysicalDevice, shapes: &[String], element: &str) -> bool {
     let f = pd.supported_features();
+    let product = format!("KHR 16x16x16 {element}*{element}+f32->f32");
     std::env::var("NX_VULKAN_COOPMAT").map_or(true, |v| v != "0")
-        && pd.supported_extensions().nv_cooperative_matrix
+        && pd.supported_extensions().khr_cooperative_matrix
         && f.cooperative_matrix
         && f.vulkan_memory_model
         && f.vulkan_memory_model_device_scope
         && f.shader_float16
         && f.storage_buffer16_bit_access
         && pd.properties().subgroup_size == Some(32)
-        && shapes.iter().any(|s| s == "NV 16x16x16 f16*f16+f32->f32")
+        && shapes.contains(&product)
+        && (element != "bf16" || crate::device_create::offers_bf16_cooperative_matrix(pd))
 }

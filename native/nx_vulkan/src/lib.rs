@@ -4,6 +4,7 @@
 //! module is the thin Erlang boundary that the Elixir backend calls.
 
 pub mod device;
+pub mod device_create;
 pub mod dtype;
 pub mod engine;
 pub mod error;

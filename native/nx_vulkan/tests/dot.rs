@@ -232,18 +232,25 @@ fn check_half_product(
     }
 }
 
-/// The shapes the cooperative-matrix f16 kernel takes (M, N multiples of 128, K of 32,
-/// over 2^24 multiply-adds), batched and with K split across launches.
+/// The shapes the cooperative-matrix kernel takes (M, N multiples of 128, K of 32, over
+/// 2^24 multiply-adds), batched and with K split across launches, in f16 and in bf16 (on
+/// devices with `VK_KHR_shader_bfloat16`'s cooperative matrices: f32 sums, rounded once to
+/// bf16 by the conversion kernel).
 #[test]
-fn f16_products_for_the_cooperative_matrix_kernel() {
-    let coopmat = nx_vulkan::engine().unwrap().info().cooperative_matrix_f16;
-    println!("cooperative-matrix f16 kernel: {coopmat}");
+fn half_products_for_the_cooperative_matrix_kernel() {
+    let info = nx_vulkan::engine().unwrap().info();
     let mut rng = Rng::new(77);
-    check_matmul_half(DType::F16, 1, 256, 384, 512, &mut rng);
-    check_matmul_half(DType::F16, 2, 128, 4096, 256, &mut rng);
-    check_matmul_half(DType::F16, 1, 128, 16_416, 128, &mut rng);
-    // Off the kernel's tiles: zero-padded to them there, cut back.
-    check_matmul_half(DType::F16, 2, 520, 1000, 260, &mut rng);
+    for (ty, coopmat) in [
+        (DType::F16, info.cooperative_matrix_f16),
+        (DType::BF16, info.cooperative_matrix_bf16),
+    ] {
+        println!("cooperative-matrix {ty:?} kernel: {coopmat}");
+        check_matmul_half(ty, 1, 256, 384, 512, &mut rng);
+        check_matmul_half(ty, 2, 128, 4096, 256, &mut rng);
+        check_matmul_half(ty, 1, 128, 16_416, 128, &mut rng);
+        // Off the kernel's tiles: zero-padded to them there, cut back.
+        check_matmul_half(ty, 2, 520, 1000, 260, &mut rng);
+    }
 }
 
 /// bf16 and f16 products as `dot` does the large ones (over 2^34 multiply-adds) that the

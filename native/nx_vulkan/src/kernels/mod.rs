@@ -49,6 +49,9 @@ pub enum Kernel {
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
     /// 128x256 tiles when the second is `true`, else 128x128.
     Hgemm(bool, bool),
+    /// bf16 matmul on cooperative matrices (hgemm.comp with BF16), f32 out; 128x256 tiles
+    /// when `true`.
+    HgemmBf16(bool),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.
     TriangularSolve(Compute),
@@ -157,6 +160,8 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Hgemm(false, false) => hgemm_f32::load,
         Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
         Kernel::Hgemm(false, true) => hgemm_wide_f32::load,
+        Kernel::HgemmBf16(false) => hgemm_bf16_f32::load,
+        Kernel::HgemmBf16(true) => hgemm_wide_bf16_f32::load,
         Kernel::TriangularSolve(F64) => trsolve_f64::load,
         Kernel::TriangularSolve(C64) => trsolve_c64::load,
         Kernel::TriangularSolve(C128) => trsolve_c128::load,
@@ -218,6 +223,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
         | Kernel::Hgemm(..)
+        | Kernel::HgemmBf16(_)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)
@@ -316,9 +322,19 @@ impl Kernels {
                     self.device.physical_device().properties().device_name
                 )))
             }
-            _ if matches!(k, Kernel::Hgemm(..)) && !f.cooperative_matrix => {
+            _ if matches!(k, Kernel::Hgemm(..) | Kernel::HgemmBf16(_))
+                && !f.cooperative_matrix =>
+            {
                 Err(Error::Unsupported(format!(
-                    "the f16 matmul kernel needs VK_NV_cooperative_matrix, which {} lacks",
+                    "the f16 and bf16 matmul kernels need VK_KHR_cooperative_matrix, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
+            _ if matches!(k, Kernel::HgemmBf16(_))
+                && !crate::device_create::created_with_bf16() =>
+            {
+                Err(Error::Unsupported(format!(
+                    "the bf16 matmul kernel needs VK_KHR_shader_bfloat16, which {} lacks",
                     self.device.physical_device().properties().device_name
                 )))
             }

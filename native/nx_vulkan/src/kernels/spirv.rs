@@ -18,10 +18,102 @@ fn load(device: Arc<Device>, bytes: &[u8]) -> LoadResult {
     if keeps_f32_denormals(device.physical_device()) {
         preserve_f32_denormals(&mut words);
     }
+    if uses_bf16(&words) {
+        return load_bf16(device, &words);
+    }
     // SAFETY: the words are SPIR-V that shaderc produced for Vulkan 1.2 from our kernels,
     // with at most the DenormPreserve capability and execution mode added, which the
     // device supports.
     unsafe { ShaderModule::new(device, ShaderModuleCreateInfo::new(&words)) }
+}
+
+const OP_EXTENSION: u32 = 10;
+const OP_TYPE_FLOAT: u32 = 22;
+/// `BFloat16TypeKHR`, `BFloat16DotProductKHR`, `BFloat16CooperativeMatrixKHR`
+/// (SPV_KHR_bfloat16).
+const BF16_CAPABILITIES: [u32; 3] = [5116, 5117, 5118];
+
+/// Whether a module declares a SPV_KHR_bfloat16 capability.
+fn uses_bf16(words: &[u32]) -> bool {
+    instructions(words).any(|(op, operands)| {
+        op == OP_CAPABILITY
+            && operands
+                .first()
+                .is_some_and(|c| BF16_CAPABILITIES.contains(c))
+    })
+}
+
+/// The (opcode, operands) of each instruction after the header; stops at a malformed one.
+fn instructions(words: &[u32]) -> impl Iterator<Item = (u32, &[u32])> {
+    let mut i = 5;
+    std::iter::from_fn(move || {
+        let len = (*words.get(i)? >> 16) as usize;
+        if len == 0 || i + len > words.len() {
+            return None;
+        }
+        let item = (words[i] & 0xFFFF, &words[i + 1..i + len]);
+        i += len;
+        Some(item)
+    })
+}
+
+/// The module as vulkano 0.35 can read it, for reflection only: SPV_KHR_bfloat16's
+/// capabilities and extension removed and its types declared as plain 16-bit floats
+/// (vulkano's SPIR-V grammar predates the extension; the interface it reflects, entry
+/// point, push constants and specialization constants, does not involve these types).
+pub(crate) fn without_bf16(words: &[u32]) -> Vec<u32> {
+    let mut out = words[..5.min(words.len())].to_vec();
+    for (op, operands) in instructions(words) {
+        let drop = match op {
+            OP_CAPABILITY => BF16_CAPABILITIES.contains(&operands[0]),
+            OP_EXTENSION => spirv_string(operands) == "SPV_KHR_bfloat16",
+            _ => false,
+        };
+        if drop {
+            continue;
+        }
+        // OpTypeFloat %id 16 BFloat16KHR: the encoding operand goes.
+        let kept = if op == OP_TYPE_FLOAT {
+            &operands[..2]
+        } else {
+            operands
+        };
+        out.push(((kept.len() as u32 + 1) << 16) | op);
+        out.extend_from_slice(kept);
+    }
+    out
+}
+
+/// A SPIR-V literal string (NUL-terminated, packed little-endian into words).
+fn spirv_string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Creates a bf16 module: the driver gets `words` as they are, through Vulkan's own call;
+/// vulkano reflects `without_bf16(words)`, which has the same interface.
+fn load_bf16(device: Arc<Device>, words: &[u32]) -> LoadResult {
+    use ash::vk;
+    use vulkano::VulkanObject;
+    let info = vk::ShaderModuleCreateInfo::default().code(words);
+    let mut handle = vk::ShaderModule::null();
+    let fns = device.fns();
+    // SAFETY: SPIR-V that shaderc produced from hgemm.comp for a device with bf16
+    // cooperative matrices enabled (kernels/mod.rs checks it before loading a bf16
+    // module); `info` outlives the call.
+    let result = unsafe {
+        (fns.v1_0.create_shader_module)(device.handle(), &info, std::ptr::null(), &mut handle)
+    };
+    if result != vk::Result::SUCCESS {
+        return Err(Validated::Error(VulkanError::from(result)));
+    }
+    let reflected = without_bf16(words);
+    // SAFETY: `handle` is a module just created on `device` from code whose interface
+    // `reflected` describes; vulkano owns (and destroys) it from here.
+    Ok(unsafe {
+        ShaderModule::from_handle(device, handle, ShaderModuleCreateInfo::new(&reflected))
+    })
 }
 
 /// Whether kernels on `device` keep f32 subnormals: it offers DenormPreserve for f32 on
@@ -115,5 +207,29 @@ mod tests {
         assert_eq!(&words[17..21], &[4 << 16 | 16, 4, 4459, 32]);
         assert_eq!(words[21], 6 << 16 | 16);
         assert_eq!(words.len(), 27);
+    }
+
+    #[test]
+    fn the_reflected_copy_of_a_bf16_module_declares_no_bf16() {
+        let ext: Vec<u32> = b"SPV_KHR_bfloat16\0\0\0\0"
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let mut words = vec![0x0723_0203, 0x0001_0500, 0, 10, 0];
+        words.extend([2 << 16 | 17, 1]); // OpCapability Shader
+        words.extend([2 << 16 | 17, 5116]); // OpCapability BFloat16TypeKHR
+        words.extend([2 << 16 | 17, 5118]); // OpCapability BFloat16CooperativeMatrixKHR
+        words.push((ext.len() as u32 + 1) << 16 | 10); // OpExtension "SPV_KHR_bfloat16"
+        words.extend(&ext);
+        words.extend([4 << 16 | 22, 7, 16, 0]); // %7 = OpTypeFloat 16 BFloat16KHR
+        words.extend([3 << 16 | 22, 8, 32]); // %8 = OpTypeFloat 32
+        assert!(uses_bf16(&words));
+        let plain = without_bf16(&words);
+        assert!(!uses_bf16(&plain));
+        assert_eq!(
+            &plain[5..],
+            &[2 << 16 | 17, 1, 3 << 16 | 22, 7, 16, 3 << 16 | 22, 8, 32]
+        );
+        assert_eq!(&plain[..5], &words[..5]);
     }
 }

@@ -59,6 +59,10 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
             i.cooperative_matrix_f16.encode(env),
         ),
         (
+            "cooperative_matrix_bf16",
+            i.cooperative_matrix_bf16.encode(env),
+        ),
+        (
             "cooperative_matrix_shapes",
             i.cooperative_matrix_shapes.encode(env),
         ),

@@ -140,24 +140,37 @@ const HGEMM_K_STEP: usize = 32;
 /// Outputs from which hgemm.comp's 128x256-tile variant serves (see `dot`).
 const HGEMM_WIDE_MIN_OUTPUTS: usize = 2048 * 2048;
 
-/// Whether the cooperative-matrix f16 kernel (hgemm.comp) serves this product: f16
-/// operands, an f16 result (or the f32 partial sums of a split K), 16-byte aligned
-/// buffers and the shapes of `hgemm_shape`.
+/// Whether the cooperative-matrix kernel (hgemm.comp) serves this product: f16 operands
+/// with an f16 result (or the f32 partial sums of a split K), or bf16 operands with f32
+/// sums (which `dot` rounds to bf16 after), 16-byte aligned buffers and the shapes of
+/// `hgemm_shape`.
 fn hgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) -> Result<bool> {
-    Ok(matches!(c.dtype, DType::F16 | DType::F32)
+    let out_ok = match a.dtype {
+        DType::BF16 => c.dtype == DType::F32,
+        _ => matches!(c.dtype, DType::F16 | DType::F32),
+    };
+    Ok(out_ok
         && [a, b, c].iter().all(|t| t.block.addr.is_multiple_of(16))
         && hgemm_shape(a.dtype, b.dtype, m, n, k)?)
 }
 
-/// f16 operands, M and N multiples of 128, K of 32, on a device that offers hgemm.comp
-/// (`DeviceInfo::cooperative_matrix_f16`).
+/// f16 or bf16 operands (both the same), M and N multiples of 128, K of 32, on a device
+/// whose cooperative matrices take them (`DeviceInfo::cooperative_matrix_f16` and
+/// `cooperative_matrix_bf16`).
 fn hgemm_shape(a: DType, b: DType, m: usize, n: usize, k: usize) -> Result<bool> {
-    Ok(a == DType::F16
-        && b == DType::F16
-        && m.is_multiple_of(HGEMM_TILE)
-        && n.is_multiple_of(HGEMM_TILE)
-        && k.is_multiple_of(HGEMM_K_STEP)
-        && crate::engine::engine()?.info().cooperative_matrix_f16)
+    if a != b
+        || !(m.is_multiple_of(HGEMM_TILE)
+            && n.is_multiple_of(HGEMM_TILE)
+            && k.is_multiple_of(HGEMM_K_STEP))
+    {
+        return Ok(false);
+    }
+    let info = crate::engine::engine()?.info();
+    Ok(match a {
+        DType::F16 => info.cooperative_matrix_f16,
+        DType::BF16 => info.cooperative_matrix_bf16,
+        _ => false,
+    })
 }
 
 /// M, N and K rounded up to the cooperative-matrix kernel's tiles.
@@ -166,9 +179,9 @@ fn hgemm_padded_dims(m: usize, n: usize, k: usize) -> (usize, usize, usize) {
     (up(m, HGEMM_TILE), up(n, HGEMM_TILE), up(k, HGEMM_K_STEP))
 }
 
-/// Whether a large f16 product off the cooperative-matrix kernel's tiles (M or N not a
-/// multiple of 128, or K of 32) takes it after zero-padding: where the padded product is
-/// at most twice the work.
+/// Whether a large f16 (bf16) product with an f16 (bf16) result, off the
+/// cooperative-matrix kernel's tiles (M or N not a multiple of 128, or K of 32), takes it
+/// after zero-padding: where the padded product is at most twice the work.
 fn hgemm_after_padding(
     a: DType,
     b: DType,
@@ -179,16 +192,16 @@ fn hgemm_after_padding(
 ) -> Result<bool> {
     let (mp, np, kp) = hgemm_padded_dims(m, n, k);
     let macs = |m: usize, n: usize, k: usize| (m as u64) * (n as u64) * (k as u64);
-    Ok(out_type == DType::F16
+    Ok(out_type == a
         && (mp, np, kp) != (m, n, k)
         && macs(m, n, k) > F64_ACCUMULATION_MACS
         && macs(mp, np, kp) <= 2 * macs(m, n, k)
         && hgemm_shape(a, b, mp, np, kp)?)
 }
 
-/// The f16 product of `a` ([batch.., m.., k..]) and `b` ([batch.., k.., n..]) on the
-/// cooperative-matrix kernel, the operands zero-padded to its tiles (the padded products
-/// are exact zeros: no sum changes) and the result cut back to `shape`.
+/// The f16 (bf16) product of `a` ([batch.., m.., k..]) and `b` ([batch.., k.., n..]) on
+/// the cooperative-matrix kernel, the operands zero-padded to its tiles (the padded
+/// products are exact zeros: no sum changes) and the result cut back to `shape`.
 fn hgemm_padded(
     a: &Tensor,
     b: &Tensor,
@@ -196,18 +209,19 @@ fn hgemm_padded(
     shape: &[usize],
 ) -> Result<Tensor> {
     let (mp, np, kp) = hgemm_padded_dims(m, n, k);
-    let zero = super::creation::constant(&[], DType::F16, super::creation::Scalar::Int(0))?;
+    let half = a.dtype;
+    let zero = super::creation::constant(&[], half, super::creation::Scalar::Int(0))?;
     let grow = |t: &Tensor, dims: [usize; 3], to: [usize; 3]| {
         let config: Vec<(isize, isize, usize)> = dims
             .iter()
             .zip(to)
             .map(|(&d, t)| (0, (t - d) as isize, 0))
             .collect();
-        super::shape::pad(&t.reshape(&dims)?, &zero, &config, DType::F16)
+        super::shape::pad(&t.reshape(&dims)?, &zero, &config, half)
     };
     let pa = grow(a, [batch, m, k], [batch, mp, kp])?;
     let pb = grow(b, [batch, k, n], [batch, kp, np])?;
-    let c = dot(&pa, &[2], &[0], &pb, &[1], &[0], DType::F16)?;
+    let c = dot(&pa, &[2], &[0], &pb, &[1], &[0], half)?;
     super::shape::slice(&c, &[0, 0, 0], &[batch, m, n], &[1, 1, 1])?.reshape(shape)
 }
 
@@ -306,7 +320,14 @@ pub fn dot(
     // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)
     // and the partial sums stay in the compute type when the output is narrower.
     let split = k > K_CHUNK;
-    let target = if split && out_type != compute.storage() {
+    // bf16 products on cooperative matrices write f32 sums, rounded to bf16 below.
+    let bf16_sums = !small
+        && a.dtype == DType::BF16
+        && out_type != DType::F32
+        && hgemm_shape(a.dtype, b.dtype, m, n, k)?;
+    let target = if bf16_sums {
+        Tensor::empty(&shape, DType::F32)?
+    } else if split && out_type != compute.storage() {
         Tensor::empty(&shape, compute.storage())?
     } else {
         out.clone()
@@ -320,10 +341,12 @@ pub fn dot(
         // which win at 1024 with twice the workgroups (113 against 99).
         let wide = n.is_multiple_of(2 * HGEMM_TILE) && m * n >= HGEMM_WIDE_MIN_OUTPUTS;
         let tile_n = if wide { 2 * HGEMM_TILE } else { HGEMM_TILE };
-        (
-            Kernel::Hgemm(target.dtype == DType::F16, wide),
-            (HGEMM_TILE, tile_n),
-        )
+        let kernel = if la.dtype == DType::BF16 {
+            Kernel::HgemmBf16(wide)
+        } else {
+            Kernel::Hgemm(target.dtype == DType::F16, wide)
+        };
+        (kernel, (HGEMM_TILE, tile_n))
     } else {
         (
             Kernel::Matmul(super::subnormal_safe_accumulator(compute)),
