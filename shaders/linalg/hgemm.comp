@@ -1,10 +1,13 @@
 #version 460
 // f16 and bf16 matmul on tensor cores: C[b] = A[b] (M x K) * B[b] (K x N), row-major,
 // contiguous, f16 operands (bf16 with BF16), products accumulated in f32 (exact products,
-// f32 sums, as cuBLAS does by default), the result rounded once to C's type (f16, or f32
-// for the partial sums of a split K and for bf16, which ops/dot.rs rounds with the
-// conversion kernel). Through VK_KHR_cooperative_matrix: 16x16x16 products with f32
-// accumulators (bf16 ones need VK_KHR_shader_bfloat16).
+// f32 sums, as cuBLAS does by default), the result rounded once to C's type (f16 with
+// OUT_F16, or f32 for the partial sums of a split K and for bf16 results, which ops/dot.rs
+// rounds with the conversion kernel: NVIDIA's driver converts an f32 cooperative matrix to
+// bf16 by truncation, not to nearest even; tests/dot.rs
+// `half_results_are_their_f32_sums_rounded_once` caught it on the H200). Through
+// VK_KHR_cooperative_matrix: 16x16x16 products with f32 accumulators (bf16 ones need
+// VK_KHR_shader_bfloat16).
 //
 // 256 threads (8 subgroups of 32 in a 2 x 4 grid, each 64 x WN of the tile: 4 x WN/16
 // accumulators) per 128 x 4WN output tile, K advancing BK = 32 at a time. WN = 32 with two

@@ -88,7 +88,7 @@ const OTHER: [(&str, &str, &[&str]); 46] = [
         "linalg/hgemm.comp",
         &["WN=64", "STAGES=1"],
     ),
-    // bf16 operands (VK_KHR_shader_bfloat16): f32 results, rounded by the conversion kernel.
+    // bf16 operands (VK_KHR_shader_bfloat16): f32 sums, rounded by the conversion kernel.
     ("hgemm_bf16_f32", "linalg/hgemm.comp", &["BF16"]),
     (
         "hgemm_wide_bf16_f32",

@@ -253,6 +253,47 @@ fn half_products_for_the_cooperative_matrix_kernel() {
     }
 }
 
+/// On the cooperative-matrix kernel an f16 (bf16) result is its f32 sums rounded once, to
+/// nearest even: the same product with an f32 result (the same sums, in the same order)
+/// rounded on the host gives every bit. Both tile widths (128x128 and 128x256). Devices
+/// without the kernel compute the two results on different kernels (f64 sums for small
+/// products), so there the test has nothing to compare and says so.
+#[test]
+fn half_results_are_their_f32_sums_rounded_once() {
+    let info = nx_vulkan::engine().unwrap().info();
+    let mut rng = Rng::new(80);
+    for (ty, coopmat) in [
+        (DType::F16, info.cooperative_matrix_f16),
+        (DType::BF16, info.cooperative_matrix_bf16),
+    ] {
+        if !coopmat {
+            println!("skipped for {ty:?}: no cooperative-matrix kernel on this device");
+            continue;
+        }
+        let to_bits = if ty == DType::F16 {
+            f16_bits_ref
+        } else {
+            bf16_bits_ref
+        };
+        for (m, k, n) in [(256, 512, 384), (2048, 64, 2048)] {
+            let half = |len: usize, rng: &mut Rng| -> Vec<u16> {
+                rng.f32s(len, -1.0, 1.0).into_iter().map(to_bits).collect()
+            };
+            let a = upload(&[m, k], ty, &half(m * k, &mut rng));
+            let b = upload(&[k, n], ty, &half(k * n, &mut rng));
+            let sums: Vec<f32> = download(&dot(&a, &[1], &[], &b, &[0], &[], DType::F32).unwrap());
+            let got: Vec<u16> = download(&dot(&a, &[1], &[], &b, &[0], &[], ty).unwrap());
+            for (i, (&g, &s)) in got.iter().zip(&sums).enumerate() {
+                assert_eq!(
+                    g,
+                    to_bits(s),
+                    "{ty:?} {m}x{k}x{n}: output {i}, f32 sum {s:e}"
+                );
+            }
+        }
+    }
+}
+
 /// bf16 and f16 products as `dot` does the large ones (over 2^34 multiply-adds) that the
 /// cooperative-matrix kernel does not take: widened to f32, on sgemm.comp where the shapes
 /// fit (the first two here), rounded once; and bf16 products through `dot` itself.

@@ -49,8 +49,8 @@ pub enum Kernel {
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
     /// 128x256 tiles when the second is `true`, else 128x128.
     Hgemm(bool, bool),
-    /// bf16 matmul on cooperative matrices (hgemm.comp with BF16), f32 out; 128x256 tiles
-    /// when `true`.
+    /// bf16 matmul on cooperative matrices (hgemm.comp with BF16), f32 out (rounded to
+    /// bf16 by `dot`); 128x256 tiles when `true`.
     HgemmBf16(bool),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.

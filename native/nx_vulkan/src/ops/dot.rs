@@ -320,7 +320,8 @@ pub fn dot(
     // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)
     // and the partial sums stay in the compute type when the output is narrower.
     let split = k > K_CHUNK;
-    // bf16 products on cooperative matrices write f32 sums, rounded to bf16 below.
+    // bf16 products on cooperative matrices write f32 sums, rounded to bf16 below (the
+    // driver's in-kernel conversion truncates; see hgemm.comp).
     let bf16_sums = !small
         && a.dtype == DType::BF16
         && out_type != DType::F32
