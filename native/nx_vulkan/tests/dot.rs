@@ -232,18 +232,24 @@ fn check_half_product(
     }
 }
 
+/// f16 and bf16, each with whether this device runs its products on the
+/// cooperative-matrix kernel.
+fn half_types() -> [(DType, bool); 2] {
+    let info = nx_vulkan::engine().unwrap().info();
+    [
+        (DType::F16, info.cooperative_matrix_f16),
+        (DType::BF16, info.cooperative_matrix_bf16),
+    ]
+}
+
 /// The shapes the cooperative-matrix kernel takes (M, N multiples of 128, K of 32, over
 /// 2^24 multiply-adds), batched and with K split across launches, in f16 and in bf16 (on
 /// devices with `VK_KHR_shader_bfloat16`'s cooperative matrices: f32 sums, rounded once to
 /// bf16 by the conversion kernel).
 #[test]
 fn half_products_for_the_cooperative_matrix_kernel() {
-    let info = nx_vulkan::engine().unwrap().info();
     let mut rng = Rng::new(77);
-    for (ty, coopmat) in [
-        (DType::F16, info.cooperative_matrix_f16),
-        (DType::BF16, info.cooperative_matrix_bf16),
-    ] {
+    for (ty, coopmat) in half_types() {
         println!("cooperative-matrix {ty:?} kernel: {coopmat}");
         check_matmul_half(ty, 1, 256, 384, 512, &mut rng);
         check_matmul_half(ty, 2, 128, 4096, 256, &mut rng);
@@ -260,12 +266,8 @@ fn half_products_for_the_cooperative_matrix_kernel() {
 /// products), so there the test has nothing to compare and says so.
 #[test]
 fn half_results_are_their_f32_sums_rounded_once() {
-    let info = nx_vulkan::engine().unwrap().info();
     let mut rng = Rng::new(80);
-    for (ty, coopmat) in [
-        (DType::F16, info.cooperative_matrix_f16),
-        (DType::BF16, info.cooperative_matrix_bf16),
-    ] {
+    for (ty, coopmat) in half_types() {
         if !coopmat {
             println!("skipped for {ty:?}: no cooperative-matrix kernel on this device");
             continue;
