@@ -9,16 +9,18 @@
 // VK_KHR_cooperative_matrix: 16x16x16 products with f32 accumulators (bf16 ones need
 // VK_KHR_shader_bfloat16).
 //
-// 256 threads (8 subgroups of 32 in a 2 x 4 grid, each 64 x WN of the tile: 4 x WN/16
-// accumulators) per 128 x 4WN output tile, K advancing BK = 32 at a time. WN = 32 with two
-// shared-memory stages (one barrier per step), or WN = 64 (the "wide" modules) with one
-// stage and two barriers per step: two stages of that size exceed 48 KiB of shared memory.
-// The next step's 16-byte global loads are in registers while this one is multiplied.
-// Every loop is [[unroll]]: left as loops, the accumulator arrays went to memory and the
-// kernel ran 4x slower on an H200. Shapes: M a multiple of 128, N of 4WN, K of 32, 16-byte
-// aligned operands (`hgemm_fits` in native/nx_vulkan/src/ops/dot.rs). On the H200, 4096
-// runs at 140 TFLOP/s (wide; 125 with 128x128 tiles; wide with two stages of K 16: 135;
-// B fragments loaded straight from global memory: 57-62).
+// 2 x WARPS_N subgroups of 32 (each 64 x WN of the tile: 4 x WN/16 accumulators) per
+// 128 x (WARPS_N WN) output tile, K advancing BK = 32 at a time through STAGES
+// shared-memory stages (two: one barrier per step). Modules: WARPS_N = 4 with WN = 32
+// (128x128 tiles, 256 threads), and the "wide" ones, WARPS_N = 2 with WN = 64 (128x128
+// tiles of four 64x64 subgroups, 128 threads, 38 KiB of shared memory, so two workgroups
+// share an SM). The next step's 16-byte global loads are in registers while this one is
+// multiplied. Every loop is [[unroll]]: left as loops, the accumulator arrays went to
+// memory and the kernel ran 4x slower on an H200. Shapes: M and N multiples of 128, K of
+// 32, 16-byte aligned operands (`hgemm_fits` in native/nx_vulkan/src/ops/dot.rs). On the
+// H200, f16 4096 runs at 255-258 TFLOP/s on the wide modules (248-251 with eight 64x64
+// subgroups on 128x256 tiles and one stage; two stages of K 16 there: 134; B fragments
+// loaded straight from global memory, on the NV extension: 57-62).
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -31,7 +33,12 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 
-layout(local_size_x = 256) in;
+// Subgroups per workgroup: 2 x WARPS_N (4 unless the module says otherwise).
+#ifndef WARPS_N
+#define WARPS_N 4
+#endif
+#define THREADS (64 * WARPS_N)
+layout(local_size_x = THREADS) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Quads { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats { float v[]; };
@@ -57,14 +64,14 @@ layout(push_constant) uniform Params {
 #ifndef BK
 #define BK 32
 #endif
-// Subgroups in a 2 x 4 grid, each WM x WN of the tile.
+// Subgroups in a 2 x WARPS_N grid, each WM x WN of the tile.
 #define WM 64
-#define BN (4 * WN)
+#define BN (WARPS_N * WN)
 #define TM (WM / 16)
 #define TN (WN / 16)
 // Quads (uvec4: 8 halves) each thread moves per stage, of A and of B.
-#define LA (BM * BK / 8 / 256)
-#define LB (BK * BN / 8 / 256)
+#define LA (BM * BK / 8 / THREADS)
+#define LB (BK * BN / 8 / THREADS)
 // Shared rows in quads, one quad of padding against bank conflicts.
 #define AS (BK / 8 + 1)
 #define BS (BN / 8 + 1)
@@ -98,23 +105,23 @@ void main() {
     const uint a_base = batch * pc.m * k8;
     const uint b_base = batch * pc.k * n8;
 
-    // Loader roles: quad e = lid + 256 l of the A tile (row e / (BK / 8)) and of the B
+    // Loader roles: quad e = lid + THREADS l of the A tile (row e / (BK / 8)) and of the B
     // tile (k row e / (BN / 8)).
     uint a_row[LA], a_q[LA], b_k[LB], b_q[LB];
     [[unroll]] for (uint l = 0u; l < LA; l++) {
-        const uint e = lid + 256u * l;
+        const uint e = lid + THREADS * l;
         a_row[l] = e / (BK / 8);
         a_q[l] = e % (BK / 8);
     }
     [[unroll]] for (uint l = 0u; l < LB; l++) {
-        const uint e = lid + 256u * l;
+        const uint e = lid + THREADS * l;
         b_k[l] = e / (BN / 8);
         b_q[l] = e % (BN / 8);
     }
 
     // This subgroup's part of the tile: rows wr * WM.., columns wc * WN...
-    const uint wr = warp >> 2;
-    const uint wc = warp & 3u;
+    const uint wr = warp / WARPS_N;
+    const uint wc = warp % WARPS_N;
     F32M acc[TM][TN];
     [[unroll]] for (uint i = 0u; i < TM; i++)
         [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = F32M(0.0);

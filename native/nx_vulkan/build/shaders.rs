@@ -75,25 +75,25 @@ const OTHER: [(&str, &str, &[&str]); 46] = [
     // With exact tiles: for devices with f64 that may flush f32 subnormals.
     ("sgemm_x", "linalg/sgemm.comp", &["CT_F32", "EXACT_VIA_F64"]),
     // f16 matmul on cooperative matrices: f16 result, or f32 partial sums of a split K;
-    // 128x128 tiles, or 128x256 ("wide").
+    // 128x128 tiles of eight 64x32 subgroups, or of four 64x64 ones ("wide").
     ("hgemm_f16", "linalg/hgemm.comp", &["OUT_F16"]),
     ("hgemm_f32", "linalg/hgemm.comp", &[]),
     (
         "hgemm_wide_f16",
         "linalg/hgemm.comp",
-        &["OUT_F16", "WN=64", "STAGES=1"],
+        &["OUT_F16", "WN=64", "WARPS_N=2", "STAGES=2"],
     ),
     (
         "hgemm_wide_f32",
         "linalg/hgemm.comp",
-        &["WN=64", "STAGES=1"],
+        &["WN=64", "WARPS_N=2", "STAGES=2"],
     ),
     // bf16 operands (VK_KHR_shader_bfloat16): f32 sums, rounded by the conversion kernel.
     ("hgemm_bf16_f32", "linalg/hgemm.comp", &["BF16"]),
     (
         "hgemm_wide_bf16_f32",
         "linalg/hgemm.comp",
-        &["BF16", "WN=64", "STAGES=1"],
+        &["BF16", "WN=64", "WARPS_N=2", "STAGES=2"],
     ),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),

@@ -47,10 +47,11 @@ pub enum Kernel {
     /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
     Sgemm,
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
-    /// 128x256 tiles when the second is `true`, else 128x128.
+    /// 128x128 tiles of four 64x64 subgroups when the second is `true`, else of eight
+    /// 64x32 ones.
     Hgemm(bool, bool),
     /// bf16 matmul on cooperative matrices (hgemm.comp with BF16), f32 out (rounded to
-    /// bf16 by `dot`); 128x256 tiles when `true`.
+    /// bf16 by `dot`); four 64x64 subgroups per tile when `true`, else eight 64x32.
     HgemmBf16(bool),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.

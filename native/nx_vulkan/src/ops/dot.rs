@@ -137,7 +137,7 @@ pub fn dot_via_f32(
 /// Output tile edge and K step of hgemm.comp.
 const HGEMM_TILE: usize = 128;
 const HGEMM_K_STEP: usize = 32;
-/// Outputs from which hgemm.comp's 128x256-tile variant serves (see `dot`).
+/// Outputs from which hgemm.comp's modules of four 64x64 subgroups serve (see `dot`).
 const HGEMM_WIDE_MIN_OUTPUTS: usize = 2048 * 2048;
 
 /// Whether the cooperative-matrix kernel (hgemm.comp) serves this product: f16 operands
@@ -337,17 +337,17 @@ pub fn dot(
     let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
         (Kernel::Sgemm, (SGEMM_TILE, SGEMM_TILE))
     } else if !small && hgemm_fits(&la, &lb, &target, m, n, k)? {
-        // 128x256 tiles (subgroups of 64x64) where there are enough of them: on the H200
-        // 140 TFLOP/s at 4096 and 184 at 8192 against 125 and 160 with 128x128 tiles,
-        // which win at 1024 with twice the workgroups (113 against 99).
-        let wide = n.is_multiple_of(2 * HGEMM_TILE) && m * n >= HGEMM_WIDE_MIN_OUTPUTS;
-        let tile_n = if wide { 2 * HGEMM_TILE } else { HGEMM_TILE };
+        // Four subgroups of 64x64 with two stages where there are enough tiles: on the
+        // H200 f16 at 255-258 TFLOP/s at 4096 and 249-255 at 2048 against 248-251 and
+        // 212-219 with eight subgroups of 64x64 on 128x256 tiles and one stage (raw
+        // nvidia-h200-2026-12-01zc, call 7); eight subgroups of 64x32 win at 1024.
+        let wide = m * n >= HGEMM_WIDE_MIN_OUTPUTS;
         let kernel = if la.dtype == DType::BF16 {
             Kernel::HgemmBf16(wide)
         } else {
             Kernel::Hgemm(target.dtype == DType::F16, wide)
         };
-        (kernel, (HGEMM_TILE, tile_n))
+        (kernel, (HGEMM_TILE, HGEMM_TILE))
     } else {
         (
             Kernel::Matmul(super::subnormal_safe_accumulator(compute)),
