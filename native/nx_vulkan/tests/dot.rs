@@ -256,6 +256,8 @@ fn half_products_for_the_cooperative_matrix_kernel() {
         check_matmul_half(ty, 1, 128, 16_416, 128, &mut rng);
         // Off the kernel's tiles: zero-padded to them there, cut back.
         check_matmul_half(ty, 2, 520, 1000, 260, &mut rng);
+        // Enough outputs for the modules of four 64x64 subgroups, 17 row tiles.
+        check_matmul_half(ty, 1, 2176, 64, 2048, &mut rng);
     }
 }
 
