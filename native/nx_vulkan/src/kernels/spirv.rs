@@ -35,7 +35,7 @@ const BF16_CAPABILITIES: [u32; 3] = [5116, 5117, 5118];
 
 /// Whether a module declares a SPV_KHR_bfloat16 capability.
 fn uses_bf16(words: &[u32]) -> bool {
-    instructions(words).any(|(op, operands)| {
+    instructions(words).any(|(_, op, operands)| {
         op == OP_CAPABILITY
             && operands
                 .first()
@@ -43,15 +43,16 @@ fn uses_bf16(words: &[u32]) -> bool {
     })
 }
 
-/// The (opcode, operands) of each instruction after the header; stops at a malformed one.
-fn instructions(words: &[u32]) -> impl Iterator<Item = (u32, &[u32])> {
+/// The (word index, opcode, operands) of each instruction after the header; stops at a
+/// malformed one.
+fn instructions(words: &[u32]) -> impl Iterator<Item = (usize, u32, &[u32])> {
     let mut i = 5;
     std::iter::from_fn(move || {
         let len = (*words.get(i)? >> 16) as usize;
         if len == 0 || i + len > words.len() {
             return None;
         }
-        let item = (words[i] & 0xFFFF, &words[i + 1..i + len]);
+        let item = (i, words[i] & 0xFFFF, &words[i + 1..i + len]);
         i += len;
         Some(item)
     })
@@ -63,7 +64,7 @@ fn instructions(words: &[u32]) -> impl Iterator<Item = (u32, &[u32])> {
 /// point, push constants and specialization constants, does not involve these types).
 pub(crate) fn without_bf16(words: &[u32]) -> Vec<u32> {
     let mut out = words[..5.min(words.len())].to_vec();
-    for (op, operands) in instructions(words) {
+    for (_, op, operands) in instructions(words) {
         let drop = match op {
             OP_CAPABILITY => BF16_CAPABILITIES.contains(&operands[0]),
             OP_EXTENSION => spirv_string(operands) == "SPV_KHR_bfloat16",
@@ -142,17 +143,16 @@ pub(crate) fn preserve_f32_denormals(words: &mut Vec<u32>) {
     const HEADER: usize = 5;
     let mut entries = Vec::new();
     let mut end_of_entries = None;
-    let mut i = HEADER;
-    while i < words.len() {
-        let (len, op) = ((words[i] >> 16) as usize, words[i] & 0xFFFF);
-        if len == 0 {
-            return; // malformed: leave the module as the compiler wrote it
+    let mut end = HEADER;
+    for (at, op, operands) in instructions(words) {
+        end = at + 1 + operands.len();
+        if op == OP_ENTRY_POINT && operands.len() >= 2 {
+            entries.push(operands[1]);
+            end_of_entries = Some(end);
         }
-        if op == OP_ENTRY_POINT && i + 2 < words.len() {
-            entries.push(words[i + 2]);
-            end_of_entries = Some(i + len);
-        }
-        i += len;
+    }
+    if end != words.len() {
+        return; // malformed: leave the module as the compiler wrote it
     }
     let Some(at) = end_of_entries else { return };
     let modes: Vec<u32> = entries
