@@ -213,7 +213,7 @@ impl Gpu {
         let pd = devices[index].clone();
         let family = compute_queue_family(&pd).expect("checked by unusable_reason");
         let sup = pd.supported_features();
-        let info = describe(index, &pd);
+        let mut info = describe(index, &pd);
         let coopmat = info.cooperative_matrix_f16 || info.cooperative_matrix_bf16;
         let ext = pd.supported_extensions();
         // NX_VULKAN_PIPELINE_STATS=1 (kernels/stats.rs): pipeline statistics where offered.
@@ -283,6 +283,10 @@ impl Gpu {
                 (device, queue)
             }
         };
+        // What `dot` reads: bf16 products go to the cooperative-matrix kernel only where the
+        // device was created with the extension (`create` declines a feature set it does
+        // not chain, and vulkano's `Device::new` cannot enable it).
+        info.cooperative_matrix_bf16 = crate::device_create::created_with_bf16();
         Ok(Gpu {
             device,
             queue,
