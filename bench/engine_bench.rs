@@ -471,13 +471,19 @@ fn main() {
     let large = args.iter().any(|a| a == "--large");
     let e = engine().unwrap();
     println!(
-        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\",\"f64\":{},\"denorm_preserve_f32\":{}}}",
+        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\",\"f64\":{},\"denorm_preserve_f32\":{},\"cooperative_matrix2\":{}}}",
         e.info().name,
         e.info().device_type,
         e.info().driver,
         e.info().f64,
-        e.info().denorm_preserve_f32
+        e.info().denorm_preserve_f32,
+        e.info().cooperative_matrix2
     );
+    if args.iter().any(|a| a == "--shapes") {
+        for shape in &e.info().cooperative_matrix_shapes {
+            println!("# {shape}");
+        }
+    }
     if args.iter().any(|a| a == "--tiny") {
         // For NX_VULKAN_TRACE=1: a few round trips whose submits and waits the trace times.
         tiny_roundtrip(20);

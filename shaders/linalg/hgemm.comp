@@ -24,6 +24,7 @@
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_cooperative_matrix : require
@@ -43,6 +44,7 @@ layout(local_size_x = THREADS) in;
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Quads { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Halves { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Shorts { uint16_t v[]; };
 
 // Same push layout as matmul.comp (see `dot` in native/nx_vulkan/src/ops/dot.rs).
 layout(push_constant) uniform Params {
@@ -91,6 +93,17 @@ shared uvec4 bs_[STAGES * BK * BS];
 #define F32M coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define F16M coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
+
+#ifdef OUT_BF16
+#define BF16M coopmat<bfloat16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+// The f32 value nearest `x` whose low 16 bits are zero, ties to even (NaN stays NaN): the
+// driver's f32 -> bf16 conversion truncates, and is exact on such values.
+float round_to_bf16(const float x) {
+    if (isnan(x)) return x;
+    const uint u = floatBitsToUint(x);
+    return uintBitsToFloat((u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u);
+}
+#endif
 
 void main() {
     const uint lid = gl_LocalInvocationID.x;
@@ -175,9 +188,13 @@ void main() {
             const uint r = row0 + wr * WM + i * 16u;
             const uint col = col0 + wc * WN + j * 16u;
             const uint at = batch * pc.m * pc.n + r * pc.n + col;
-#ifdef OUT_F16
+#if defined(OUT_F16)
             F16M h = F16M(acc[i][j]);
             coopMatStore(h, Halves(pc.c_addr).v, at, pc.n, ROW_MAJOR);
+#elif defined(OUT_BF16)
+            [[unroll]] for (int e = 0; e < acc[i][j].length(); e++) acc[i][j][e] = round_to_bf16(acc[i][j][e]);
+            BF16M h = BF16M(acc[i][j]);
+            coopMatStore(h, Shorts(pc.c_addr).v, at, pc.n, ROW_MAJOR);
 #else
             coopMatStore(acc[i][j], Floats(pc.c_addr).v, at, pc.n, ROW_MAJOR);
 #endif

@@ -30,6 +30,19 @@ pub const PUSH_BYTES: u32 = 128;
 /// Push constants as words.
 pub type Push = [u32; (PUSH_BYTES / 4) as usize];
 
+/// The operands and result of a hgemm_cm2.comp module.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Cm2Out {
+    /// f16 operands, f16 result.
+    F16,
+    /// f16 operands, f32 sums (the partial sums of a split K).
+    F16Sums,
+    /// bf16 operands, bf16 result.
+    Bf16,
+    /// bf16 operands, f32 sums.
+    Bf16Sums,
+}
+
 /// A build-time kernel.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Kernel {
@@ -50,9 +63,14 @@ pub enum Kernel {
     /// 128x128 tiles of four 64x64 subgroups when the second is `true`, else of eight
     /// 64x32 ones.
     Hgemm(bool, bool),
-    /// bf16 matmul on cooperative matrices (hgemm.comp with BF16), f32 out (rounded to
-    /// bf16 by `dot`); four 64x64 subgroups per tile when `true`, else eight 64x32.
-    HgemmBf16(bool),
+    /// bf16 matmul on cooperative matrices (hgemm.comp with BF16): four 64x64 subgroups
+    /// per tile when the first is `true`, else eight 64x32; a bf16 result when the second
+    /// is `true`, else f32 sums.
+    HgemmBf16(bool, bool),
+    /// f16 or bf16 matmul on workgroup-scope cooperative matrices (hgemm_cm2.comp,
+    /// `VK_NV_cooperative_matrix2`), and the tile variant (0 unless
+    /// NX_VULKAN_CM2_TILE names another, while they are compared).
+    HgemmCm2(Cm2Out, u8),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.
     TriangularSolve(Compute),
@@ -161,8 +179,18 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Hgemm(false, false) => hgemm_f32::load,
         Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
         Kernel::Hgemm(false, true) => hgemm_wide_f32::load,
-        Kernel::HgemmBf16(false) => hgemm_bf16_f32::load,
-        Kernel::HgemmBf16(true) => hgemm_wide_bf16_f32::load,
+        Kernel::HgemmBf16(false, false) => hgemm_bf16_f32::load,
+        Kernel::HgemmBf16(true, false) => hgemm_wide_bf16_f32::load,
+        Kernel::HgemmBf16(false, true) => hgemm_bf16::load,
+        Kernel::HgemmBf16(true, true) => hgemm_wide_bf16::load,
+        Kernel::HgemmCm2(Cm2Out::F16, 1) => hgemm_cm2_f16_u4::load,
+        Kernel::HgemmCm2(Cm2Out::F16, 2) => hgemm_cm2_f16_k64u4::load,
+        Kernel::HgemmCm2(Cm2Out::F16, 3) => hgemm_cm2_f16_128tu4::load,
+        Kernel::HgemmCm2(Cm2Out::F16, 4) => hgemm_cm2_f16_u8::load,
+        Kernel::HgemmCm2(Cm2Out::F16, _) => hgemm_cm2_f16::load,
+        Kernel::HgemmCm2(Cm2Out::F16Sums, _) => hgemm_cm2_f16_f32::load,
+        Kernel::HgemmCm2(Cm2Out::Bf16, _) => hgemm_cm2_bf16::load,
+        Kernel::HgemmCm2(Cm2Out::Bf16Sums, _) => hgemm_cm2_bf16_f32::load,
         Kernel::TriangularSolve(F64) => trsolve_f64::load,
         Kernel::TriangularSolve(C64) => trsolve_c64::load,
         Kernel::TriangularSolve(C128) => trsolve_c128::load,
@@ -224,7 +252,8 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
         Kernel::Sgemm
         | Kernel::Hgemm(..)
-        | Kernel::HgemmBf16(_)
+        | Kernel::HgemmBf16(..)
+        | Kernel::HgemmCm2(..)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)
@@ -323,16 +352,29 @@ impl Kernels {
                     self.device.physical_device().properties().device_name
                 )))
             }
-            _ if matches!(k, Kernel::Hgemm(..) | Kernel::HgemmBf16(_))
-                && !f.cooperative_matrix =>
+            _ if matches!(
+                k,
+                Kernel::Hgemm(..) | Kernel::HgemmBf16(..) | Kernel::HgemmCm2(..)
+            ) && !f.cooperative_matrix =>
             {
                 Err(Error::Unsupported(format!(
                     "the f16 and bf16 matmul kernels need VK_KHR_cooperative_matrix, which {} lacks",
                     self.device.physical_device().properties().device_name
                 )))
             }
-            _ if matches!(k, Kernel::HgemmBf16(_))
-                && !crate::device_create::created_with_bf16() =>
+            _ if matches!(k, Kernel::HgemmCm2(..))
+                && !crate::device_create::created_with_cooperative_matrix2() =>
+            {
+                Err(Error::Unsupported(format!(
+                    "the workgroup-scope matmul kernel needs VK_NV_cooperative_matrix2, which {} lacks",
+                    self.device.physical_device().properties().device_name
+                )))
+            }
+            _ if matches!(
+                k,
+                Kernel::HgemmBf16(..)
+                    | Kernel::HgemmCm2(Cm2Out::Bf16 | Cm2Out::Bf16Sums, _)
+            ) && !crate::device_create::created_with_bf16() =>
             {
                 Err(Error::Unsupported(format!(
                     "the bf16 matmul kernel needs VK_KHR_shader_bfloat16, which {} lacks",

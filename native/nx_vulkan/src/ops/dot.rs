@@ -140,16 +140,11 @@ const HGEMM_K_STEP: usize = 32;
 /// Outputs from which hgemm.comp's modules of four 64x64 subgroups serve (see `dot`).
 const HGEMM_WIDE_MIN_OUTPUTS: usize = 2048 * 2048;
 
-/// Whether the cooperative-matrix kernel (hgemm.comp) serves this product: f16 operands
-/// with an f16 result (or the f32 partial sums of a split K), or bf16 operands with f32
-/// sums (which `dot` rounds to bf16 after), 16-byte aligned buffers and the shapes of
-/// `hgemm_shape`.
+/// Whether the cooperative-matrix kernel (hgemm.comp) serves this product: f16 (bf16)
+/// operands with an f16 (bf16) result or f32 sums (the partial sums of a split K),
+/// 16-byte aligned buffers and the shapes of `hgemm_shape`.
 fn hgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) -> Result<bool> {
-    let out_ok = match a.dtype {
-        DType::BF16 => c.dtype == DType::F32,
-        _ => matches!(c.dtype, DType::F16 | DType::F32),
-    };
-    Ok(out_ok
+    Ok((c.dtype == a.dtype || c.dtype == DType::F32)
         && [a, b, c].iter().all(|t| t.block.addr.is_multiple_of(16))
         && hgemm_shape(a.dtype, b.dtype, m, n, k)?)
 }
@@ -223,6 +218,47 @@ fn hgemm_padded(
     let pb = grow(b, [batch, k, n], [batch, kp, np])?;
     let c = dot(&pa, &[2], &[0], &pb, &[1], &[0], half)?;
     super::shape::slice(&c, &[0, 0, 0], &[batch, m, n], &[1, 1, 1])?.reshape(shape)
+}
+
+/// The hgemm_cm2.comp module for `a` x `b` -> `c` with its (rows, columns) tile, where it
+/// serves this product: a device with workgroup-scope cooperative matrices
+/// (`DeviceInfo::cooperative_matrix2`), f16 operands with an f16 or f32 result or bf16
+/// ones with a bf16 or f32 result, 16-byte aligned buffers, and M, N and K multiples of
+/// the tile.
+fn cm2_kernel(
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<Option<(Kernel, (usize, usize))>> {
+    use crate::kernels::Cm2Out;
+    let out = match (a.dtype, b.dtype, c.dtype) {
+        (DType::F16, DType::F16, DType::F16) => Cm2Out::F16,
+        (DType::F16, DType::F16, DType::F32) => Cm2Out::F16Sums,
+        (DType::BF16, DType::BF16, DType::BF16) => Cm2Out::Bf16,
+        (DType::BF16, DType::BF16, DType::F32) => Cm2Out::Bf16Sums,
+        _ => return Ok(None),
+    };
+    let variant: u8 = std::env::var("NX_VULKAN_CM2_TILE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|_| out == Cm2Out::F16)
+        .unwrap_or(0);
+    let (bm, bn, bk) = match variant {
+        2 => (128, 256, 64),
+        3 => (128, 128, 32),
+        _ => (128, 256, 32),
+    };
+    let info = crate::engine::engine()?.info();
+    let fits = info.cooperative_matrix2
+        && (out == Cm2Out::F16 || out == Cm2Out::F16Sums || info.cooperative_matrix_bf16)
+        && m.is_multiple_of(bm)
+        && n.is_multiple_of(bn)
+        && k.is_multiple_of(bk)
+        && [a, b, c].iter().all(|t| t.block.addr.is_multiple_of(16));
+    Ok(fits.then_some((Kernel::HgemmCm2(out, variant), (bm, bn))))
 }
 
 /// Dots of at most this many multiply-adds that the tiled sgemm kernel does not take
@@ -320,22 +356,21 @@ pub fn dot(
     // launch's loops stay short (lavapipe stops shader loops after ~65k iterations)
     // and the partial sums stay in the compute type when the output is narrower.
     let split = k > K_CHUNK;
-    // bf16 products on cooperative matrices write f32 sums, rounded to bf16 below (the
-    // driver's in-kernel conversion truncates; see hgemm.comp).
-    let bf16_sums = !small
-        && a.dtype == DType::BF16
-        && out_type != DType::F32
-        && hgemm_shape(a.dtype, b.dtype, m, n, k)?;
-    let target = if bf16_sums {
-        Tensor::empty(&shape, DType::F32)?
-    } else if split && out_type != compute.storage() {
+    let target = if split && out_type != compute.storage() {
         Tensor::empty(&shape, compute.storage())?
     } else {
         out.clone()
     };
     let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
+    let cm2 = if small {
+        None
+    } else {
+        cm2_kernel(&la, &lb, &target, m, n, k)?
+    };
     let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
         (Kernel::Sgemm, (SGEMM_TILE, SGEMM_TILE))
+    } else if let Some(chosen) = cm2 {
+        chosen
     } else if !small && hgemm_fits(&la, &lb, &target, m, n, k)? {
         // Four subgroups of 64x64 with two stages where there are enough tiles: on the
         // H200 f16 at 255-258 TFLOP/s at 4096 and 249-255 at 2048 against 248-251 and
@@ -343,7 +378,7 @@ pub fn dot(
         // nvidia-h200-2026-12-01zc, call 7); eight subgroups of 64x32 win at 1024.
         let wide = m * n >= HGEMM_WIDE_MIN_OUTPUTS;
         let kernel = if la.dtype == DType::BF16 {
-            Kernel::HgemmBf16(wide)
+            Kernel::HgemmBf16(wide, target.dtype == DType::BF16)
         } else {
             Kernel::Hgemm(target.dtype == DType::F16, wide)
         };
