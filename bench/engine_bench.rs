@@ -471,13 +471,12 @@ fn main() {
     let large = args.iter().any(|a| a == "--large");
     let e = engine().unwrap();
     println!(
-        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\",\"f64\":{},\"denorm_preserve_f32\":{},\"cooperative_matrix2\":{}}}",
+        "{{\"device\":\"{}\",\"type\":\"{}\",\"driver\":\"{}\",\"f64\":{},\"denorm_preserve_f32\":{}}}",
         e.info().name,
         e.info().device_type,
         e.info().driver,
         e.info().f64,
-        e.info().denorm_preserve_f32,
-        e.info().cooperative_matrix2
+        e.info().denorm_preserve_f32
     );
     if args.iter().any(|a| a == "--shapes") {
         for shape in &e.info().cooperative_matrix_shapes {

@@ -2,10 +2,12 @@
 // f16 and bf16 matmul on tensor cores: C[b] = A[b] (M x K) * B[b] (K x N), row-major,
 // contiguous, f16 operands (bf16 with BF16), products accumulated in f32 (exact products,
 // f32 sums, as cuBLAS does by default), the result rounded once to C's type (f16 with
-// OUT_F16, or f32 for the partial sums of a split K and for bf16 results, which ops/dot.rs
-// rounds with the conversion kernel: NVIDIA's driver converts an f32 cooperative matrix to
-// bf16 by truncation, not to nearest even; tests/dot.rs
-// `half_results_are_their_f32_sums_rounded_once` caught it on the H200). Through
+// OUT_F16, bf16 with OUT_BF16, else f32: the partial sums of a split K). NVIDIA's driver
+// converts an f32 cooperative matrix to bf16 by truncation, not to nearest even
+// (tests/dot.rs `half_results_are_their_f32_sums_rounded_once` caught it on the H200), so
+// OUT_BF16 first rounds each sum to nearest even in f32, after which the conversion is
+// exact: bf16 4096 at 258 TFLOP/s, against 232 with the f32 sums rounded by a separate
+// pass (raw nvidia-h200-2026-12-01zg). Through
 // VK_KHR_cooperative_matrix: 16x16x16 products with f32 accumulators (bf16 ones need
 // VK_KHR_shader_bfloat16).
 //

@@ -35,7 +35,7 @@ const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 56] = [
+const OTHER: [(&str, &str, &[&str]); 48] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     // Devices without f64: c64 in f32, every complex function in the one module.
     (
@@ -88,8 +88,15 @@ const OTHER: [(&str, &str, &[&str]); 56] = [
         "linalg/hgemm.comp",
         &["WN=64", "WARPS_N=2", "STAGES=2"],
     ),
-    // bf16 operands (VK_KHR_shader_bfloat16): f32 sums, rounded by the conversion kernel.
+    // bf16 operands (VK_KHR_shader_bfloat16): bf16 results (each sum rounded to nearest
+    // even by the kernel), or f32 sums.
+    ("hgemm_bf16", "linalg/hgemm.comp", &["BF16", "OUT_BF16"]),
     ("hgemm_bf16_f32", "linalg/hgemm.comp", &["BF16"]),
+    (
+        "hgemm_wide_bf16",
+        "linalg/hgemm.comp",
+        &["BF16", "OUT_BF16", "WN=64", "WARPS_N=2", "STAGES=2"],
+    ),
     (
         "hgemm_wide_bf16_f32",
         "linalg/hgemm.comp",
@@ -97,22 +104,6 @@ const OTHER: [(&str, &str, &[&str]); 56] = [
     ),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),
-    // f16 and bf16 matmul on workgroup-scope cooperative matrices (VK_NV_cooperative_matrix2):
-    // f16 or bf16 results, or f32 sums.
-    ("hgemm_cm2_f16", "linalg/hgemm_cm2.comp", &["OUT_F16"]),
-    ("hgemm_cm2_f16_f32", "linalg/hgemm_cm2.comp", &[]),
-    ("hgemm_cm2_bf16", "linalg/hgemm_cm2.comp", &["BF16", "OUT_BF16"]),
-    ("hgemm_cm2_bf16_f32", "linalg/hgemm_cm2.comp", &["BF16"]),
-    ("hgemm_cm2_f16_u4", "linalg/hgemm_cm2.comp", &["OUT_F16", "UNROLL=4"]),
-    ("hgemm_cm2_f16_k64u4", "linalg/hgemm_cm2.comp", &["OUT_F16", "BK=64", "UNROLL=4"]),
-    ("hgemm_cm2_f16_128tu4", "linalg/hgemm_cm2.comp", &["OUT_F16", "BN=128", "THREADS=128", "UNROLL=4"]),
-    ("hgemm_cm2_f16_u8", "linalg/hgemm_cm2.comp", &["OUT_F16", "UNROLL=8"]),
-    ("hgemm_bf16", "linalg/hgemm.comp", &["BF16", "OUT_BF16"]),
-    (
-        "hgemm_wide_bf16",
-        "linalg/hgemm.comp",
-        &["BF16", "OUT_BF16", "WN=64", "WARPS_N=2", "STAGES=2"],
-    ),
     ("trsolve_c64", "linalg/trsolve.comp", &["CT_F32", "COMPLEX"]),
     (
         "trsolve_c128",
@@ -149,11 +140,6 @@ const OTHER: [(&str, &str, &[&str]); 56] = [
         &["W64", "ADD", "FLOAT_ADD"],
     ),
 ];
-
-/// Sources whose modules vulkano cannot reflect (`VK_NV_cooperative_matrix2`): each of
-/// their variants is also built with `INTERFACE_ONLY`, its `{name}_interface` twin, which
-/// `load_with_interface` (src/kernels/spirv.rs) hands vulkano instead.
-const WITH_INTERFACE_TWIN: [&str; 1] = ["linalg/hgemm_cm2.comp"];
 
 /// The f64 math library (shaders/common/math64*.glsl), one module per function: drivers
 /// inline every function a module calls before specialising its op, so a module holding
@@ -236,12 +222,7 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
         }
     }
     for (name, src, defines) in OTHER {
-        let defines: Vec<String> = defines.iter().map(|d| d.to_string()).collect();
-        if WITH_INTERFACE_TWIN.contains(&src) {
-            let mut twin = defines.clone();
-            twin.push("INTERFACE_ONLY".to_string());
-            v.push((format!("{name}_interface"), src, twin));
-        }
+        let defines = defines.iter().map(|d| d.to_string()).collect();
         v.push((name.to_string(), src, defines));
     }
     for (name, src, op, function) in F64_MATH {
@@ -347,15 +328,8 @@ fn compile(
     let code = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut options = CompileOptions::new().expect("shaderc: no options");
-    // GL_NV_cooperative_matrix2 needs SPIR-V 1.6 (Vulkan 1.3, which the devices that offer
-    // it have); the interface twins stay at 1.5, which vulkano reads.
-    if WITH_INTERFACE_TWIN.contains(src) && !defines.iter().any(|d| d == "INTERFACE_ONLY") {
-        options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_3 as u32);
-        options.set_target_spirv(SpirvVersion::V1_6);
-    } else {
-        options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
-        options.set_target_spirv(SpirvVersion::V1_5);
-    }
+    options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
+    options.set_target_spirv(SpirvVersion::V1_5);
     options.set_optimization_level(level);
     options.set_include_callback(|requested, ty, from, _depth| match ty {
         IncludeType::Relative => include(requested, from),
@@ -404,26 +378,8 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
         }
     });
     let mut modules = String::new();
-    let spvs: Vec<PathBuf> = spvs
-        .into_iter()
-        .map(|s| s.expect("every variant compiled"))
-        .collect();
-    for (i, ((name, src, defines), spv)) in variants.iter().zip(&spvs).enumerate() {
-        if defines.iter().any(|d| d == "INTERFACE_ONLY") {
-            continue; // loaded with the module it stands for, the next variant
-        }
-        if WITH_INTERFACE_TWIN.contains(src) {
-            let twin = &spvs[i - 1];
-            writeln!(
-                modules,
-                "/// `shaders/{src}` with {defines:?} (reflected through its INTERFACE_ONLY twin).\npub mod {name} {{\n    \
-                 /// Creates the shader module on `device`.\n    \
-                 pub fn load(device: std::sync::Arc<vulkano::device::Device>) -> super::LoadResult {{\n        \
-                 super::load_with_interface(device, include_bytes!({spv:?}), include_bytes!({twin:?}))\n    }}\n}}"
-            )
-            .unwrap();
-            continue;
-        }
+    for ((name, src, defines), spv) in variants.iter().zip(spvs) {
+        let spv = spv.expect("every variant compiled");
         writeln!(
             modules,
             "/// `shaders/{src}` with {defines:?}.\npub mod {name} {{\n    \

@@ -48,10 +48,6 @@ pub struct DeviceInfo {
     /// bf16 matmuls run on cooperative matrices too (16x16x16 bf16 products with f32
     /// accumulation, `VK_KHR_shader_bfloat16`). Off with `NX_VULKAN_COOPMAT=0`.
     pub cooperative_matrix_bf16: bool,
-    /// Large f16 (and, with `cooperative_matrix_bf16`, bf16) matmuls run on workgroup-scope
-    /// cooperative matrices (hgemm_cm2.comp, `VK_NV_cooperative_matrix2`). Off with
-    /// `NX_VULKAN_CM2=0` or `NX_VULKAN_COOPMAT=0`.
-    pub cooperative_matrix2: bool,
     /// Kernels can keep f32 subnormals (`shaderDenormPreserveFloat32`, independently of
     /// the other widths; the engine then asks for it in every module, see
     /// `kernels::spirv`). Without it a driver may flush them to zero.
@@ -265,17 +261,13 @@ impl Gpu {
                 pd.properties().device_name
             ))
         };
-        // bf16 and workgroup-scope cooperative matrices need device features vulkano does
-        // not know: such a device is created with Vulkan's own call (device_create.rs), as
-        // is any device with NX_VULKAN_DIRECT_DEVICE=1 (to test that path where neither is
-        // offered).
+        // bf16 cooperative matrices need a device feature vulkano does not know: such a
+        // device is created with Vulkan's own call (device_create.rs), as is any device
+        // with NX_VULKAN_DIRECT_DEVICE=1 (to test that path where bf16 is not offered).
         let direct = std::env::var("NX_VULKAN_DIRECT_DEVICE").is_ok_and(|v| v == "1");
-        let extras = crate::device_create::Extras {
-            bf16: info.cooperative_matrix_bf16,
-            cooperative_matrix2: info.cooperative_matrix2,
-        };
-        let created = if extras.bf16 || extras.cooperative_matrix2 || direct {
-            crate::device_create::create(&pd, create_info.clone(), extras)
+        let bf16 = info.cooperative_matrix_bf16;
+        let created = if bf16 || direct {
+            crate::device_create::create(&pd, create_info.clone(), bf16)
         } else {
             None
         };
@@ -295,7 +287,6 @@ impl Gpu {
         // device was created with the extension (`create` declines a feature set it does
         // not chain, and vulkano's `Device::new` cannot enable it).
         info.cooperative_matrix_bf16 = crate::device_create::created_with_bf16();
-        info.cooperative_matrix2 = crate::device_create::created_with_cooperative_matrix2();
         Ok(Gpu {
             device,
             queue,
@@ -360,8 +351,6 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         cooperative_matrix: pd.supported_extensions().khr_cooperative_matrix,
         cooperative_matrix_f16: cooperative_matrix_runs(pd, &shapes, "f16"),
         cooperative_matrix_bf16: cooperative_matrix_runs(pd, &shapes, "bf16"),
-        cooperative_matrix2: cooperative_matrix_runs(pd, &shapes, "f16")
-            && crate::device_create::offers_cooperative_matrix2(pd),
         cooperative_matrix_shapes: shapes,
         denorm_preserve_f32: crate::kernels::spirv::keeps_f32_denormals(pd),
         host_visible_device_memory,
@@ -421,98 +410,7 @@ fn cooperative_matrix_shapes(pd: &PhysicalDevice) -> Vec<String> {
             )
         }));
     }
-    shapes.extend(flexible_shapes(pd, name));
     shapes
-}
-
-/// `VkCooperativeMatrixFlexibleDimensionsPropertiesNV` (newer than ash 0.38).
-#[repr(C)]
-#[derive(Clone)]
-struct FlexibleDimensions {
-    s_type: ash::vk::StructureType,
-    p_next: *mut std::ffi::c_void,
-    m_granularity: u32,
-    n_granularity: u32,
-    k_granularity: u32,
-    a_type: ash::vk::ComponentTypeKHR,
-    b_type: ash::vk::ComponentTypeKHR,
-    c_type: ash::vk::ComponentTypeKHR,
-    result_type: ash::vk::ComponentTypeKHR,
-    saturating_accumulation: ash::vk::Bool32,
-    scope: ash::vk::ScopeKHR,
-    workgroup_invocations: u32,
-}
-
-impl Default for FlexibleDimensions {
-    fn default() -> Self {
-        FlexibleDimensions {
-            // VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV
-            s_type: ash::vk::StructureType::from_raw(1_000_593_001),
-            p_next: std::ptr::null_mut(),
-            m_granularity: 0,
-            n_granularity: 0,
-            k_granularity: 0,
-            a_type: Default::default(),
-            b_type: Default::default(),
-            c_type: Default::default(),
-            result_type: Default::default(),
-            saturating_accumulation: 0,
-            scope: Default::default(),
-            workgroup_invocations: 0,
-        }
-    }
-}
-
-/// The workgroup-scope products `VK_NV_cooperative_matrix2` offers, e.g.
-/// `"NV2 16x16x16 f16*f16+f32->f32 workgroup 256"` (M, N and K granularities, and the
-/// workgroup size they need), where the device lists the extension.
-fn flexible_shapes(pd: &PhysicalDevice, name: impl Fn(ash::vk::ComponentTypeKHR) -> String) -> Vec<String> {
-    use ash::vk;
-    use vulkano::VulkanObject;
-    let listed = pd
-        .extension_properties()
-        .iter()
-        .any(|e| e.extension_name == "VK_NV_cooperative_matrix2");
-    if !listed {
-        return Vec::new();
-    }
-    let instance = pd.instance();
-    let entry = c"vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV";
-    // SAFETY: a valid instance handle and a NUL-terminated name.
-    let Some(f) = (unsafe {
-        instance
-            .library()
-            .get_instance_proc_addr(instance.handle(), entry.as_ptr())
-    }) else {
-        return Vec::new();
-    };
-    type Query =
-        unsafe extern "system" fn(vk::PhysicalDevice, *mut u32, *mut FlexibleDimensions) -> vk::Result;
-    // SAFETY: the loader returned this command's address, whose signature is `Query`.
-    let query: Query = unsafe { std::mem::transmute::<unsafe extern "system" fn(), Query>(f) };
-    // SAFETY: the query of a valid physical device, with its own count.
-    let props = enumerate(|n, out| unsafe { query(pd.handle(), n, out) });
-    props
-        .iter()
-        .map(|p| {
-            let scope = match p.scope {
-                vk::ScopeKHR::WORKGROUP => "workgroup",
-                vk::ScopeKHR::SUBGROUP => "subgroup",
-                _ => "other",
-            };
-            format!(
-                "NV2 {}x{}x{} {}*{}+{}->{} {scope} {}",
-                p.m_granularity,
-                p.n_granularity,
-                p.k_granularity,
-                name(p.a_type),
-                name(p.b_type),
-                name(p.c_type),
-                name(p.result_type),
-                p.workgroup_invocations
-            )
-        })
-        .collect()
 }
 
 /// Vulkan's two-call enumeration: the count, then that many items (none on failure).

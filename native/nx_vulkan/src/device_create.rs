@@ -1,13 +1,11 @@
 //! Creating the logical device with device features vulkano 0.35 does not know.
 //!
 //! bf16 cooperative matrices (hgemm.comp's bf16 modules) need `VK_KHR_shader_bfloat16` and
-//! its `shaderBFloat16CooperativeMatrix` feature, and workgroup-scope cooperative matrices
-//! (hgemm_cm2.comp) need `VK_NV_cooperative_matrix2`: both are newer than vulkano's
-//! registry. Where the device offers either, the device is created here with Vulkan's own
-//! call (the same queue, extensions and features vulkano would ask for, plus those) and
-//! handed to vulkano with `Device::from_handle`; everything else keeps `Device::new`,
-//! unless `NX_VULKAN_DIRECT_DEVICE=1` (which the tests use to run this path on lavapipe
-//! too).
+//! its `shaderBFloat16CooperativeMatrix` feature, which are newer than vulkano's registry.
+//! Where the device offers them, the device is created here with Vulkan's own call (the
+//! same queue, extensions and features vulkano would ask for, plus those) and handed to
+//! vulkano with `Device::from_handle`; everything else keeps `Device::new`, unless
+//! `NX_VULKAN_DIRECT_DEVICE=1` (which the tests use to run this path on lavapipe too).
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -44,91 +42,27 @@ impl Bf16Features {
     }
 }
 
-/// `VK_NV_cooperative_matrix2`'s name.
-const CM2_EXTENSION: &str = "VK_NV_cooperative_matrix2";
-/// `VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV`.
-const CM2_FEATURES_TYPE: i32 = 1_000_593_000;
-
-/// `VkPhysicalDeviceCooperativeMatrix2FeaturesNV` (newer than ash 0.38).
-#[repr(C)]
-struct Cm2Features {
-    s_type: vk::StructureType,
-    p_next: *mut c_void,
-    workgroup_scope: vk::Bool32,
-    flexible_dimensions: vk::Bool32,
-    reductions: vk::Bool32,
-    conversions: vk::Bool32,
-    per_element_operations: vk::Bool32,
-    tensor_addressing: vk::Bool32,
-    block_loads: vk::Bool32,
-}
-
-impl Cm2Features {
-    /// The features hgemm_cm2.comp uses, all on (`wanted`) or all off (to query them).
-    fn new(wanted: bool) -> Self {
-        let on = vk::Bool32::from(wanted);
-        Cm2Features {
-            s_type: vk::StructureType::from_raw(CM2_FEATURES_TYPE),
-            p_next: std::ptr::null_mut(),
-            workgroup_scope: on,
-            flexible_dimensions: on,
-            reductions: 0,
-            conversions: on,
-            per_element_operations: on,
-            tensor_addressing: on,
-            block_loads: 0,
-        }
-    }
-}
-
-/// Queries one feature structure of an extension `pd` lists, on a Vulkan 1.3 device
-/// (`create` builds 1.3's feature structures); `None` where either is missing.
-fn query_features<T>(pd: &PhysicalDevice, extension: &str, mut features: T) -> Option<T> {
-    let listed = pd
-        .extension_properties()
-        .iter()
-        .any(|e| e.extension_name == extension);
-    if !listed || pd.api_version() < Version::V1_3 {
-        return None;
-    }
-    let mut features2 = vk::PhysicalDeviceFeatures2 {
-        p_next: (&mut features as *mut T).cast(),
-        ..Default::default()
-    };
-    let fns = pd.instance().fns();
-    // SAFETY: a valid physical device of a Vulkan 1.3 instance; `T` is a feature structure
-    // of the layout its extension defines (sType first, pNext null), alive for the call.
-    unsafe { (fns.v1_1.get_physical_device_features2)(pd.handle(), &mut features2) };
-    Some(features)
-}
-
-/// Whether `pd` offers the workgroup-scope cooperative matrices hgemm_cm2.comp needs
-/// (`VK_NV_cooperative_matrix2` with workgroup scope, flexible dimensions, tensor
-/// addressing, conversions and per-element operations), unless `NX_VULKAN_CM2=0`.
-pub fn offers_cooperative_matrix2(pd: &PhysicalDevice) -> bool {
-    if std::env::var("NX_VULKAN_CM2").is_ok_and(|v| v == "0") {
-        return false;
-    }
-    query_features(pd, CM2_EXTENSION, Cm2Features::new(false)).is_some_and(|f| {
-        [
-            f.workgroup_scope,
-            f.flexible_dimensions,
-            f.conversions,
-            f.per_element_operations,
-            f.tensor_addressing,
-        ]
-        .iter()
-        .all(|&b| b == vk::TRUE)
-    })
-}
-
 /// Whether `pd` offers bf16 cooperative matrices: the extension, with its bf16 type and
 /// cooperative-matrix features, on a Vulkan 1.3 device (`create` builds 1.3's feature
 /// structures).
 pub fn offers_bf16_cooperative_matrix(pd: &PhysicalDevice) -> bool {
-    query_features(pd, BF16_EXTENSION, Bf16Features::new(false)).is_some_and(|f| {
-        f.shader_bfloat16_type == vk::TRUE && f.shader_bfloat16_cooperative_matrix == vk::TRUE
-    })
+    let listed = pd
+        .extension_properties()
+        .iter()
+        .any(|e| e.extension_name == BF16_EXTENSION);
+    if !listed || pd.api_version() < Version::V1_3 {
+        return false;
+    }
+    let mut bf16 = Bf16Features::new(false);
+    let mut features2 = vk::PhysicalDeviceFeatures2 {
+        p_next: (&mut bf16 as *mut Bf16Features).cast(),
+        ..Default::default()
+    };
+    let fns = pd.instance().fns();
+    // SAFETY: a valid physical device of a Vulkan 1.3 instance; the chain is one
+    // structure of the layout the extension defines, alive for the call.
+    unsafe { (fns.v1_1.get_physical_device_features2)(pd.handle(), &mut features2) };
+    bf16.shader_bfloat16_type == vk::TRUE && bf16.shader_bfloat16_cooperative_matrix == vk::TRUE
 }
 
 /// The features `create` can pass through its own structures: every one the engine asks
@@ -156,11 +90,9 @@ fn chained() -> DeviceFeatures {
 /// The opened device and its one queue.
 pub type DeviceAndQueue = (Arc<Device>, Arc<Queue>);
 
-/// Whether a device was created by `create` in this process, with bf16, and with
-/// workgroup-scope cooperative matrices.
+/// Whether a device was created by `create` in this process, and with bf16.
 static CREATED_HERE: AtomicBool = AtomicBool::new(false);
 static CREATED_WITH_BF16: AtomicBool = AtomicBool::new(false);
-static CREATED_WITH_CM2: AtomicBool = AtomicBool::new(false);
 
 /// Whether the engine's device came from `create` (tests check that
 /// `NX_VULKAN_DIRECT_DEVICE=1` reaches it on devices without bf16).
@@ -173,39 +105,18 @@ pub fn created_with_bf16() -> bool {
     CREATED_WITH_BF16.load(Ordering::Relaxed)
 }
 
-/// Whether the engine's device has workgroup-scope cooperative matrices enabled
-/// (`VK_NV_cooperative_matrix2`, for hgemm_cm2.comp).
-pub fn created_with_cooperative_matrix2() -> bool {
-    CREATED_WITH_CM2.load(Ordering::Relaxed)
-}
-
-/// The features vulkano does not know that `create` enables.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Extras {
-    /// bf16 cooperative matrices (`VK_KHR_shader_bfloat16`); only where
-    /// `offers_bf16_cooperative_matrix`.
-    pub bf16: bool,
-    /// Workgroup-scope cooperative matrices (`VK_NV_cooperative_matrix2`); only where
-    /// `offers_cooperative_matrix2`.
-    pub cooperative_matrix2: bool,
-}
-
-/// Creates the device of `info` with Vulkan's own call, with the `extras` enabled as
-/// well; `None` where `info` asks for a feature this function does not chain, so the
-/// caller uses `Device::new`.
+/// Creates the device of `info` with Vulkan's own call, with bf16 cooperative matrices
+/// enabled as well when `bf16` (`VK_KHR_shader_bfloat16`); `None` where `info` asks for a
+/// feature this function does not chain, so the caller uses `Device::new`.
 ///
 /// `info` must name an existing queue family and supported extensions (vulkano does not
 /// check them here); a feature the device lacks makes the driver's call fail, as it
-/// would make `Device::new` fail.
+/// would make `Device::new` fail. `bf16` only where `offers_bf16_cooperative_matrix`.
 pub fn create(
     pd: &Arc<PhysicalDevice>,
     info: DeviceCreateInfo,
-    extras: Extras,
+    bf16: bool,
 ) -> Option<Result<DeviceAndQueue, vk::Result>> {
-    let Extras {
-        bf16,
-        cooperative_matrix2: cm2,
-    } = extras;
     let f = &info.enabled_features;
     if !chained().contains(f) || pd.api_version() < Version::V1_3 {
         return None;
@@ -246,17 +157,10 @@ pub fn create(
         bf16_features.p_next = features2.p_next;
         features2.p_next = (&mut bf16_features as *mut Bf16Features).cast();
     }
-    let mut cm2_features = Cm2Features::new(true);
-    if cm2 {
-        cm2_features.p_next = features2.p_next;
-        features2.p_next = (&mut cm2_features as *mut Cm2Features).cast();
-    }
 
     let mut names = Vec::<CString>::from(&info.enabled_extensions);
-    for (wanted, name) in [(bf16, BF16_EXTENSION), (cm2, CM2_EXTENSION)] {
-        if wanted {
-            names.push(CString::new(name).expect("no NUL in the name"));
-        }
+    if bf16 {
+        names.push(CString::new(BF16_EXTENSION).expect("no NUL in the name"));
     }
     let name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
     let priorities: Vec<Vec<f32>> = info
@@ -282,8 +186,8 @@ pub fn create(
     let fns = pd.instance().fns();
     let mut handle = vk::Device::null();
     // SAFETY: every structure lives until the call returns; the extensions and features
-    // are the device's own (vulkano validated the rest of `info`, the extra ones were
-    // queried by `offers_bf16_cooperative_matrix` and `offers_cooperative_matrix2`).
+    // are the device's own (vulkano validated the rest of `info`, the bf16 ones were
+    // queried by `offers_bf16_cooperative_matrix`).
     let result =
         unsafe { (fns.v1_0.create_device)(pd.handle(), &create, std::ptr::null(), &mut handle) };
     if result != vk::Result::SUCCESS {
@@ -291,9 +195,8 @@ pub fn create(
     }
     CREATED_HERE.store(true, Ordering::Relaxed);
     CREATED_WITH_BF16.store(bf16, Ordering::Relaxed);
-    CREATED_WITH_CM2.store(cm2, Ordering::Relaxed);
     // SAFETY: `handle` was just created from `pd` with exactly `info`'s queues, extensions
-    // and features (plus the extra ones vulkano does not track); vulkano owns it from here.
+    // and features (plus the bf16 ones vulkano does not track); vulkano owns it from here.
     let (device, mut queues) = unsafe { Device::from_handle(pd.clone(), handle, info) };
     let queue = queues.next().expect("one queue was asked for");
     Some(Ok((device, queue)))

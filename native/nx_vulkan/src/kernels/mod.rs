@@ -30,19 +30,6 @@ pub const PUSH_BYTES: u32 = 128;
 /// Push constants as words.
 pub type Push = [u32; (PUSH_BYTES / 4) as usize];
 
-/// The operands and result of a hgemm_cm2.comp module.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub enum Cm2Out {
-    /// f16 operands, f16 result.
-    F16,
-    /// f16 operands, f32 sums (the partial sums of a split K).
-    F16Sums,
-    /// bf16 operands, bf16 result.
-    Bf16,
-    /// bf16 operands, f32 sums.
-    Bf16Sums,
-}
-
 /// A build-time kernel.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Kernel {
@@ -67,10 +54,6 @@ pub enum Kernel {
     /// per tile when the first is `true`, else eight 64x32; a bf16 result when the second
     /// is `true`, else f32 sums.
     HgemmBf16(bool, bool),
-    /// f16 or bf16 matmul on workgroup-scope cooperative matrices (hgemm_cm2.comp,
-    /// `VK_NV_cooperative_matrix2`), and the tile variant (0 unless
-    /// NX_VULKAN_CM2_TILE names another, while they are compared).
-    HgemmCm2(Cm2Out, u8),
     /// Triangular solve by substitution (trsolve.comp), in f32 or f64, or on complex
     /// values with f32 (C64) or f64 (C128) components.
     TriangularSolve(Compute),
@@ -183,14 +166,6 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::HgemmBf16(true, false) => hgemm_wide_bf16_f32::load,
         Kernel::HgemmBf16(false, true) => hgemm_bf16::load,
         Kernel::HgemmBf16(true, true) => hgemm_wide_bf16::load,
-        Kernel::HgemmCm2(Cm2Out::F16, 1) => hgemm_cm2_f16_u4::load,
-        Kernel::HgemmCm2(Cm2Out::F16, 2) => hgemm_cm2_f16_k64u4::load,
-        Kernel::HgemmCm2(Cm2Out::F16, 3) => hgemm_cm2_f16_128tu4::load,
-        Kernel::HgemmCm2(Cm2Out::F16, 4) => hgemm_cm2_f16_u8::load,
-        Kernel::HgemmCm2(Cm2Out::F16, _) => hgemm_cm2_f16::load,
-        Kernel::HgemmCm2(Cm2Out::F16Sums, _) => hgemm_cm2_f16_f32::load,
-        Kernel::HgemmCm2(Cm2Out::Bf16, _) => hgemm_cm2_bf16::load,
-        Kernel::HgemmCm2(Cm2Out::Bf16Sums, _) => hgemm_cm2_bf16_f32::load,
         Kernel::TriangularSolve(F64) => trsolve_f64::load,
         Kernel::TriangularSolve(C64) => trsolve_c64::load,
         Kernel::TriangularSolve(C128) => trsolve_c128::load,
@@ -253,7 +228,6 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         Kernel::Sgemm
         | Kernel::Hgemm(..)
         | Kernel::HgemmBf16(..)
-        | Kernel::HgemmCm2(..)
         | Kernel::Copy(_)
         | Kernel::Transpose(_)
         | Kernel::Select(_)
@@ -352,29 +326,16 @@ impl Kernels {
                     self.device.physical_device().properties().device_name
                 )))
             }
-            _ if matches!(
-                k,
-                Kernel::Hgemm(..) | Kernel::HgemmBf16(..) | Kernel::HgemmCm2(..)
-            ) && !f.cooperative_matrix =>
+            _ if matches!(k, Kernel::Hgemm(..) | Kernel::HgemmBf16(..))
+                && !f.cooperative_matrix =>
             {
                 Err(Error::Unsupported(format!(
                     "the f16 and bf16 matmul kernels need VK_KHR_cooperative_matrix, which {} lacks",
                     self.device.physical_device().properties().device_name
                 )))
             }
-            _ if matches!(k, Kernel::HgemmCm2(..))
-                && !crate::device_create::created_with_cooperative_matrix2() =>
-            {
-                Err(Error::Unsupported(format!(
-                    "the workgroup-scope matmul kernel needs VK_NV_cooperative_matrix2, which {} lacks",
-                    self.device.physical_device().properties().device_name
-                )))
-            }
-            _ if matches!(
-                k,
-                Kernel::HgemmBf16(..)
-                    | Kernel::HgemmCm2(Cm2Out::Bf16 | Cm2Out::Bf16Sums, _)
-            ) && !crate::device_create::created_with_bf16() =>
+            _ if matches!(k, Kernel::HgemmBf16(..))
+                && !crate::device_create::created_with_bf16() =>
             {
                 Err(Error::Unsupported(format!(
                     "the bf16 matmul kernel needs VK_KHR_shader_bfloat16, which {} lacks",

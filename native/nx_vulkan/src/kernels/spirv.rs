@@ -95,58 +95,25 @@ fn spirv_string(words: &[u32]) -> String {
 /// Creates a bf16 module: the driver gets `words` as they are, through Vulkan's own call;
 /// vulkano reflects `without_bf16(words)`, which has the same interface.
 fn load_bf16(device: Arc<Device>, words: &[u32]) -> LoadResult {
-    let reflected = without_bf16(words);
-    // SAFETY: SPIR-V that shaderc produced from hgemm.comp for a device with bf16
-    // cooperative matrices enabled (kernels/mod.rs checks it before loading a bf16
-    // module); `reflected` declares the same interface.
-    unsafe { load_raw(device, words, &reflected) }
-}
-
-/// Creates a module vulkano cannot read (hgemm_cm2.comp's, `VK_NV_cooperative_matrix2`):
-/// the driver gets `bytes`; vulkano reflects `interface`, the same source built with
-/// `INTERFACE_ONLY` (its push constants and workgroup size, without the extension).
-pub(crate) fn load_with_interface(device: Arc<Device>, bytes: &[u8], interface: &[u8]) -> LoadResult {
-    let words = |b: &[u8]| {
-        bytes_to_words(b)
-            .expect("SPIR-V of a whole number of words")
-            .into_owned()
-    };
-    let mut code = words(bytes);
-    let mut reflected = words(interface);
-    if keeps_f32_denormals(device.physical_device()) {
-        preserve_f32_denormals(&mut code);
-        preserve_f32_denormals(&mut reflected);
-    }
-    // SAFETY: SPIR-V that shaderc produced from hgemm_cm2.comp for a device with
-    // workgroup-scope cooperative matrices enabled (kernels/mod.rs checks it before
-    // loading such a module); the INTERFACE_ONLY build declares the same push constants,
-    // entry point and workgroup size.
-    unsafe { load_raw(device, &code, &reflected) }
-}
-
-/// Creates a module from `words` with Vulkan's own call, which vulkano then owns and
-/// describes by reflecting `reflected`.
-///
-/// # Safety
-/// `words` must be valid SPIR-V for the device's enabled features, and `reflected` must
-/// declare the same entry point, push constants, descriptors and workgroup size.
-unsafe fn load_raw(device: Arc<Device>, words: &[u32], reflected: &[u32]) -> LoadResult {
     use ash::vk;
     use vulkano::VulkanObject;
     let info = vk::ShaderModuleCreateInfo::default().code(words);
     let mut handle = vk::ShaderModule::null();
     let fns = device.fns();
-    // SAFETY: the caller's SPIR-V for this device; `info` outlives the call.
+    // SAFETY: SPIR-V that shaderc produced from hgemm.comp for a device with bf16
+    // cooperative matrices enabled (kernels/mod.rs checks it before loading a bf16
+    // module); `info` outlives the call.
     let result = unsafe {
         (fns.v1_0.create_shader_module)(device.handle(), &info, std::ptr::null(), &mut handle)
     };
     if result != vk::Result::SUCCESS {
         return Err(Validated::Error(VulkanError::from(result)));
     }
+    let reflected = without_bf16(words);
     // SAFETY: `handle` is a module just created on `device` from code whose interface
-    // `reflected` describes (the caller's promise); vulkano owns (and destroys) it from here.
+    // `reflected` describes; vulkano owns (and destroys) it from here.
     Ok(unsafe {
-        ShaderModule::from_handle(device, handle, ShaderModuleCreateInfo::new(reflected))
+        ShaderModule::from_handle(device, handle, ShaderModuleCreateInfo::new(&reflected))
     })
 }
 

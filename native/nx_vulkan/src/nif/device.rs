@@ -63,10 +63,6 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
             i.cooperative_matrix_bf16.encode(env),
         ),
         (
-            "cooperative_matrix2",
-            i.cooperative_matrix2.encode(env),
-        ),
-        (
             "cooperative_matrix_shapes",
             i.cooperative_matrix_shapes.encode(env),
         ),

@@ -220,47 +220,6 @@ fn hgemm_padded(
     super::shape::slice(&c, &[0, 0, 0], &[batch, m, n], &[1, 1, 1])?.reshape(shape)
 }
 
-/// The hgemm_cm2.comp module for `a` x `b` -> `c` with its (rows, columns) tile, where it
-/// serves this product: a device with workgroup-scope cooperative matrices
-/// (`DeviceInfo::cooperative_matrix2`), f16 operands with an f16 or f32 result or bf16
-/// ones with a bf16 or f32 result, 16-byte aligned buffers, and M, N and K multiples of
-/// the tile.
-fn cm2_kernel(
-    a: &Tensor,
-    b: &Tensor,
-    c: &Tensor,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Result<Option<(Kernel, (usize, usize))>> {
-    use crate::kernels::Cm2Out;
-    let out = match (a.dtype, b.dtype, c.dtype) {
-        (DType::F16, DType::F16, DType::F16) => Cm2Out::F16,
-        (DType::F16, DType::F16, DType::F32) => Cm2Out::F16Sums,
-        (DType::BF16, DType::BF16, DType::BF16) => Cm2Out::Bf16,
-        (DType::BF16, DType::BF16, DType::F32) => Cm2Out::Bf16Sums,
-        _ => return Ok(None),
-    };
-    let variant: u8 = std::env::var("NX_VULKAN_CM2_TILE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|_| out == Cm2Out::F16)
-        .unwrap_or(0);
-    let (bm, bn, bk) = match variant {
-        2 => (128, 256, 64),
-        3 => (128, 128, 32),
-        _ => (128, 256, 32),
-    };
-    let info = crate::engine::engine()?.info();
-    let fits = info.cooperative_matrix2
-        && (out == Cm2Out::F16 || out == Cm2Out::F16Sums || info.cooperative_matrix_bf16)
-        && m.is_multiple_of(bm)
-        && n.is_multiple_of(bn)
-        && k.is_multiple_of(bk)
-        && [a, b, c].iter().all(|t| t.block.addr.is_multiple_of(16));
-    Ok(fits.then_some((Kernel::HgemmCm2(out, variant), (bm, bn))))
-}
-
 /// Dots of at most this many multiply-adds that the tiled sgemm kernel does not take
 /// accumulate f32 in f64 where the device has it: launch-bound sizes, where the f64 rate
 /// of consumer GPUs costs nothing noticeable.
@@ -362,15 +321,8 @@ pub fn dot(
         out.clone()
     };
     let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
-    let cm2 = if small {
-        None
-    } else {
-        cm2_kernel(&la, &lb, &target, m, n, k)?
-    };
     let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
         (Kernel::Sgemm, (SGEMM_TILE, SGEMM_TILE))
-    } else if let Some(chosen) = cm2 {
-        chosen
     } else if !small && hgemm_fits(&la, &lb, &target, m, n, k)? {
         // Four subgroups of 64x64 with two stages where there are enough tiles: on the
         // H200 f16 at 255-258 TFLOP/s at 4096 and 249-255 at 2048 against 248-251 and
