@@ -10,6 +10,9 @@
 #include "../common/math64_special.glsl"
 #if defined(F32X)
 #include "../common/math32x.glsl"
+#if defined(EXP32)
+#include "../common/exp32.glsl"
+#endif
 #endif
 #endif
 
@@ -143,7 +146,15 @@ T apply(uint op, T x, uint bits) {
 #else
     // f32 (and f16/bf16) through the f64 library, rounded once: Nx's results exactly
     // (Nx.BinaryBackend computes in double too), at any argument size.
-    case F64_MATH_OP: return f32_for_store(F64_MATH_FN(f32_widen(x)), (OPS >> 16) & 0xFFu);
+    case F64_MATH_OP:
+#if defined(EXP32)
+    {
+        // f32 results: the fast path where it proves its rounding (exp32.glsl).
+        float y;
+        [[dont_flatten]] if (((OPS >> 16) & 0xFFu) == TY_F32 && exp32_fast(x, y)) return y;
+    }
+#endif
+        return f32_for_store(F64_MATH_FN(f32_widen(x)), (OPS >> 16) & 0xFFu);
 #endif
 #endif
 #if defined(IS_INT)
@@ -194,6 +205,9 @@ T apply(uint op, T x, uint bits) {
 void main() {
 #if defined(F64_MATH_OP)
     dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
+#endif
+#if defined(EXP32)
+    exp32_init(float(min(pc.n, 1u)));
 #endif
     const uint op = OPS & 0xFFu;
     const uint in_ty = (OPS >> 8) & 0xFFu;

@@ -17,6 +17,7 @@
 #endif
 #if defined(EXACT_VIA_F64)
 #include "../common/math32x.glsl"
+#include "../common/exp32.glsl"
 #endif
 
 layout(local_size_x = 256) in;
@@ -48,8 +49,9 @@ layout(local_size_x = 256) in;
 // bit 2 the loads need row and column (an input read per row or per column), bits 8-15
 // the number of reductions, bits 16-23 each phase's reduction op (2 bits: 0 sum, 1 max,
 // 2 min). Bit 3: one input's row is read into shared memory once per row and every phase
-// reads it there (rows of at most ROW_CACHE elements); bits 24-27: that input. Bit 4: the
-// slot whose OP has bit 24 set (the operand of a reduction) overwrites that input's row
+// reads it there (rows of at most ROW_CACHE elements); bits 24-27: that input. Bit 5:
+// exact exps (bit 0) try exp32.glsl's f32 fast path first (its table is filled at the
+// start; ops/fused.rs `exp_fast_path`). Bit 4: the slot whose OP has bit 24 set (the operand of a reduction) overwrites that input's row
 // in shared memory with its values in the phase in bits 28-29, and later phases read
 // them there instead of computing them again: softmax's exp(x - max) is evaluated once,
 // not twice. ops/fused.rs sets it only where no later read needs the input itself. (A
@@ -147,7 +149,11 @@ T fused_exp(T x) {
 #if defined(CT_F64)
     return f64_exp(x);
 #elif defined(EXACT_VIA_F64)
-    if ((FLAGS & 1u) != 0u) return f32_narrow(f32x_exp(f32_widen(x)));
+    if ((FLAGS & 1u) != 0u) {
+        float y;  // the f32 fast path where it proves its rounding (exp32.glsl; FLAGS bit 5)
+        [[dont_flatten]] if ((FLAGS & 32u) != 0u && exp32_fast(x, y)) return y;
+        return f32_narrow(f32x_exp(f32_widen(x)));
+    }
     return exp(x);
 #else
     return exp(x);
@@ -302,12 +308,17 @@ bool is_reduction(uint op) {
 
 shared ACC partial[256];
 
+
 // Elements per workgroup of an element-wise program.
 #define TILE 1024u
 
 void main() {
 #if defined(CT_F64) || defined(EXACT_VIA_F64)
     dd_one = double(min(pc.cols, 1u));  // 1 whenever the kernel runs (see dd.glsl)
+#endif
+#if defined(EXACT_VIA_F64)
+    // exp32.glsl's table, for programs that take an exact exp (FLAGS bit 5).
+    if ((FLAGS & 32u) != 0u) exp32_init(float(min(pc.cols, 1u)));
 #endif
     const uint nred = (FLAGS >> 8) & 0xFFu;
     const bool out_row = (FLAGS & 2u) != 0u;

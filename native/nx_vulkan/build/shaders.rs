@@ -247,6 +247,12 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
         };
         defines.push(format!("F64_MATH_OP={op}"));
         defines.push(format!("F64_MATH_FN={f32_function}"));
+        if name == "exp" {
+            // f32 results through exp32.glsl's fast path first (`exp_fast_path`).
+            let mut fast = defines.clone();
+            fast.push("EXP32".to_string());
+            v.push(("f32_math_exp_fast".to_string(), src, fast));
+        }
         v.push((format!("f32_math_{name}"), src, defines));
     }
     for (name, define) in COMPLEX_MATH {
@@ -391,7 +397,9 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     }
     let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("f64_math", &f64_names));
-    modules.push_str(&math_lookup("f32_math", &f64_names));
+    let mut f32_names = f64_names.clone();
+    f32_names.push("exp_fast");
+    modules.push_str(&math_lookup("f32_math", &f32_names));
     let complex_names: Vec<&str> = COMPLEX_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("complex_math", &complex_names));
     modules.push_str(&typed_lookup());

@@ -261,7 +261,9 @@ impl UnaryOp {
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
         } else if c == Compute::F32 && self.is_transcendental() && f32_via_f64() {
-            Kernel::F32ViaF64(self.name())
+            // exp's module with the f32 fast path in front (shaders/common/exp32.glsl).
+            let fast = self == UnaryOp::Exp && super::exp_fast_path();
+            Kernel::F32ViaF64(if fast { "exp_fast" } else { self.name() })
         } else {
             Kernel::Unary(c)
         }

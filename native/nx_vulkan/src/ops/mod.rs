@@ -88,6 +88,41 @@ pub(crate) fn f32_via_f64() -> bool {
     mode != "native" && device_has_f64()
 }
 
+/// Whether exact f32 exp (`f32_via_f64`) first tries the fast path of
+/// shaders/common/exp32.glsl: f32 arithmetic with a proof of its rounding, the double
+/// path only where the proof fails (about 0.03% of arguments). Same results either way.
+/// On by default except on GPUs whose f64 runs at half the f32 rate (`fast_f64`), where
+/// the double path is the faster one (H200: exp of 2^24 f32 70 us against 90 with the
+/// fast path, raw nvidia-h200-2026-12-01zg); elsewhere f64 runs at 1/16-1/64 of f32 and
+/// the double path costs many times more. `NX_VULKAN_EXP32=0` / `1` overrides.
+pub(crate) fn exp_fast_path() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| match std::env::var("NX_VULKAN_EXP32").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => !engine().is_ok_and(|e| fast_f64(&e.info().name)),
+    }) && f32_via_f64()
+}
+
+/// Whether a device name is one of the data-centre GPU families with f64 at half the
+/// f32 rate (NVIDIA P100, V100, A100, A30, H100, H200, GH200, B100, B200; AMD Instinct;
+/// Intel Data Center GPU Max): a name token equal to the family or followed by `-`.
+pub(crate) fn fast_f64(name: &str) -> bool {
+    const FAMILIES: [&str; 12] = [
+        "P100", "V100", "A100", "A800", "A30", "H100", "H200", "H800", "GH200", "B100", "B200",
+        "Instinct",
+    ];
+    name.contains("Data Center GPU Max")
+        || name.split_whitespace().any(|token| {
+            FAMILIES.iter().any(|f| {
+                token == *f
+                    || token
+                        .strip_prefix(f)
+                        .is_some_and(|rest| rest.starts_with('-'))
+            })
+        })
+}
+
 /// The class an f32 (or f16/bf16) accumulation runs in: f64 where the device has it, as
 /// Nx.BinaryBackend accumulates (Erlang floats) before rounding once to the output.
 /// Reductions are memory-bound, so the f64 additions cost next to nothing.
@@ -226,7 +261,32 @@ pub(crate) fn access_mode(dims: &[usize], strides: &[isize]) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{grid_groups, MAX_GROUPS};
+    use super::{fast_f64, grid_groups, MAX_GROUPS};
+
+    #[test]
+    fn fast_f64_families_by_name() {
+        for name in [
+            "NVIDIA H200",
+            "NVIDIA A100-SXM4-80GB",
+            "NVIDIA H100 PCIe",
+            "Tesla V100-PCIE-16GB",
+            "AMD Instinct MI300X",
+            "Intel(R) Data Center GPU Max 1550",
+        ] {
+            assert!(fast_f64(name), "{name}");
+        }
+        for name in [
+            "NVIDIA GeForce RTX 4090",
+            "NVIDIA RTX A3000 Laptop GPU",
+            "NVIDIA L40S",
+            "AMD Radeon RX 7900 XTX",
+            "Intel(R) Arc(tm) A770 Graphics (DG2)",
+            "Apple M2 Max",
+            "llvmpipe (LLVM 15.0.6, 256 bits)",
+        ] {
+            assert!(!fast_f64(name), "{name}");
+        }
+    }
 
     #[test]
     fn grids_cover_the_groups_with_at_most_one_row_of_slack() {
