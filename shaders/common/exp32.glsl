@@ -2,8 +2,9 @@
 // math32x.glsl's f32x_exp (double, rounded once), which answers only where it can prove
 // its result is e^x rounded to nearest. Elsewhere (|x| >= 87: subnormal, overflowing or
 // infinite results, NaN; and about 0.03% of other arguments, whose e^x lies too near a
-// midpoint between two floats for its error bound) the caller takes the double path. On
-// GPUs whose f64 runs at a fraction of f32's, that path was most of softmax's time.
+// midpoint between two floats for its error bound) the caller takes the double path.
+// Worth it where f64 runs at a small fraction of f32's rate (not measured here); on the
+// H200, whose f64 runs at half, the double path is faster (ops::exp_fast_path).
 //
 // e^x = 2^m 2^(j/32) e^r with k = 32 m + j = round(x 32 / ln 2) and r = x - k ln2/32,
 // |r| <= ln2/64 (about): k ln2/32 in three parts (Cody and Waite; the first two of 11 and

@@ -128,12 +128,7 @@ bool f32_both_zero(float a, float b) {
 #define T_EQUAL(a, b) ((a) == (b))
 #endif
 
-// Bits of a bf16 from an f32, rounded to nearest even (NaN stays NaN).
-uint f32_to_bf16_bits(float f) {
-    uint u = floatBitsToUint(f);
-    if (isnan(f)) return (u >> 16) | 0x40u;
-    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-}
+#include "bf16.glsl"
 
 // f8 (E5M2): the top byte of an f16. Stores take the f16's top byte as Nx does (its
 // lower bits dropped, not rounded); NaN is 0x7E.

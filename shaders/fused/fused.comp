@@ -51,7 +51,8 @@ layout(local_size_x = 256) in;
 // 2 min). Bit 3: one input's row is read into shared memory once per row and every phase
 // reads it there (rows of at most ROW_CACHE elements); bits 24-27: that input. Bit 5:
 // exact exps (bit 0) try exp32.glsl's f32 fast path first (its table is filled at the
-// start; ops/fused.rs `exp_fast_path`). Bit 4: the slot whose OP has bit 24 set (the operand of a reduction) overwrites that input's row
+// start; ops/fused.rs `exp_fast_path`). Bit 4: the slot whose OP has bit 24 set (the
+// operand of a reduction) overwrites that input's row
 // in shared memory with its values in the phase in bits 28-29, and later phases read
 // them there instead of computing them again: softmax's exp(x - max) is evaluated once,
 // not twice. ops/fused.rs sets it only where no later read needs the input itself. (A
@@ -307,7 +308,6 @@ bool is_reduction(uint op) {
     SLOT(31) \
 
 shared ACC partial[256];
-
 
 // Elements per workgroup of an element-wise program.
 #define TILE 1024u

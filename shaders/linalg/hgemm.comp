@@ -97,13 +97,12 @@ shared uvec4 bs_[STAGES * BK * BS];
 #define ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
 
 #ifdef OUT_BF16
+#include "../common/bf16.glsl"
 #define BF16M coopmat<bfloat16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-// The f32 value nearest `x` whose low 16 bits are zero, ties to even (NaN stays NaN): the
-// driver's f32 -> bf16 conversion truncates, and is exact on such values.
+// The f32 value of `x` rounded to bf16 (to nearest even; NaN stays NaN): its low 16 bits
+// are zero, so the driver's f32 -> bf16 conversion, which truncates, is exact on it.
 float round_to_bf16(const float x) {
-    if (isnan(x)) return x;
-    const uint u = floatBitsToUint(x);
-    return uintBitsToFloat((u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u);
+    return uintBitsToFloat(f32_to_bf16_bits(x) << 16);
 }
 #endif
 

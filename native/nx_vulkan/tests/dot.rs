@@ -245,7 +245,7 @@ fn half_types() -> [(DType, bool); 2] {
 /// The shapes the cooperative-matrix kernel takes (M, N multiples of 128, K of 32, over
 /// 2^24 multiply-adds), batched and with K split across launches, in f16 and in bf16 (on
 /// devices with `VK_KHR_shader_bfloat16`'s cooperative matrices: f32 sums, rounded once to
-/// bf16 by the conversion kernel).
+/// bf16 by the kernel).
 #[test]
 fn half_products_for_the_cooperative_matrix_kernel() {
     let mut rng = Rng::new(77);
@@ -263,7 +263,8 @@ fn half_products_for_the_cooperative_matrix_kernel() {
 
 /// On the cooperative-matrix kernel an f16 (bf16) result is its f32 sums rounded once, to
 /// nearest even: the same product with an f32 result (the same sums, in the same order)
-/// rounded on the host gives every bit. Both tile widths (128x128 and 128x256). Devices
+/// rounded on the host gives every bit. Both module kinds (eight 64x32 subgroups per
+/// tile, and four 64x64 ones from 2048² outputs). Devices
 /// without the kernel compute the two results on different kernels (f64 sums for small
 /// products), so there the test has nothing to compare and says so.
 #[test]

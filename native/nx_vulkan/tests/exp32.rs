@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::rounding::{f32_math_in_double, not_rounded_once};
 use common::*;
 use nx_vulkan::ops::elementwise::{unary, UnaryOp};
 use nx_vulkan::ops::fused::{fused, FusedOp::*, FusedProgram};
@@ -17,8 +18,7 @@ use nx_vulkan::DType;
 /// Whether this run does not compute f32 math exactly (then the tests say so and pass:
 /// the built-ins are not rounded once).
 fn skipped() -> bool {
-    let exact = nx_vulkan::engine::engine().unwrap().info().f64
-        && std::env::var("NX_VULKAN_F32_MATH").map_or(true, |v| v != "native");
+    let exact = f32_math_in_double();
     if !exact {
         eprintln!("skipped: f32 math uses the driver's built-ins on this run");
     }
@@ -42,23 +42,7 @@ fn sweep() -> Vec<f32> {
 /// reference within 2^-40 of the midpoint between two floats may go either way (the
 /// double path rounds a double, as Nx does).
 fn wrong(x: &[f32], got: &[f32]) -> Vec<String> {
-    let mut bad = Vec::new();
-    for (&v, &g) in x.iter().zip(got) {
-        let w = (v as f64).exp();
-        let want = w as f32;
-        if want.to_bits() == g.to_bits() || (want.is_nan() && g.is_nan()) {
-            continue;
-        }
-        let mid = (want as f64 + g as f64) / 2.0;
-        let adjacent = (want.to_bits() as i64 - g.to_bits() as i64).abs() == 1;
-        if !(adjacent && (w - mid).abs() <= 2f64.powi(-40) * w.abs()) {
-            bad.push(format!(
-                "exp({v:e}) ({:#010x}) = {g:e}, want {want:e}",
-                v.to_bits()
-            ));
-        }
-    }
-    bad
+    not_rounded_once(x, got, f64::exp, 2f64.powi(-40), "exp")
 }
 
 fn assert_none(bad: Vec<String>, what: &str) {

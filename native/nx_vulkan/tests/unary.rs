@@ -11,6 +11,7 @@
 mod common;
 
 use common::erf::{erf_inv_ref, erf_ref, erfc_ref};
+use common::rounding::{f32_math_in_double, not_rounded_once};
 use common::*;
 use nx_vulkan::ops::elementwise::{unary, UnaryOp, UNARY_OPS};
 use nx_vulkan::{DType, Error, Tensor};
@@ -215,13 +216,6 @@ fn f32_math_within_documented_tolerance() {
     );
 }
 
-/// Whether this run computes f32 math in double (a device with f64 and
-/// `NX_VULKAN_F32_MATH` other than `native`).
-fn f32_math_in_double() -> bool {
-    nx_vulkan::engine::engine().unwrap().info().f64
-        && std::env::var("NX_VULKAN_F32_MATH").map_or(true, |v| v != "native")
-}
-
 /// f32 math computed in double and rounded once gives Nx.BinaryBackend's f32 values:
 /// every result is the f64 reference rounded to f32, except where the reference lies so
 /// close to the midpoint between two f32 values (2^-40 relative; erfc's reference is
@@ -264,18 +258,8 @@ fn f32_math_in_double_is_rounded_once() {
         let near = if op == Erfc { 1e-11 } else { 2f64.powi(-40) };
         let t = upload(&[x.len()], DType::F32, &x);
         let got: Vec<f32> = download(&unary(op, &t, DType::F32).unwrap());
-        for (&v, &g) in x.iter().zip(&got) {
-            let w = f64_ref(op, v as f64);
-            let want = w as f32;
-            if want.to_bits() == g.to_bits() || (want.is_nan() && g.is_nan()) {
-                continue;
-            }
-            let mid = (want as f64 + g as f64) / 2.0;
-            let adjacent = (want.to_bits() as i64 - g.to_bits() as i64).abs() == 1;
-            if !(adjacent && (w - mid).abs() <= near * w.abs()) {
-                failures.push(format!("{op:?}({v:e}) = {g:e}, want {want:e} ({w:e})"));
-            }
-        }
+        let what = format!("{op:?}");
+        failures.extend(not_rounded_once(&x, &got, |v| f64_ref(op, v), near, &what));
     }
     assert!(
         failures.is_empty(),

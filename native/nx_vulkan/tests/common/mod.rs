@@ -9,6 +9,7 @@ pub mod complex;
 pub mod complex_math;
 pub mod erf;
 pub mod matmul;
+pub mod rounding;
 
 // ---------------------------------------------------------------- bytes <-> values
 
