@@ -236,6 +236,50 @@ fn softmax_fused(n: usize, reps: usize, burst: usize) {
     );
 }
 
+/// Prefixes of the fused softmax, each one launch over the same 4096 x 4096 rows (to see
+/// where its time goes): the row max alone, x - max, exp(x - max), the row sums of
+/// exp(x - max), and the softmax with a multiply in place of the divide.
+fn softmax_probe(n: usize, reps: usize, burst: usize) {
+    use nx_vulkan::ops::fused::{fused, FusedOp, FusedOp::*, FusedProgram};
+    use BinaryOp as B;
+    use ReduceOp as R;
+    use UnaryOp as U;
+    let t = square(n);
+    let head = [
+        Input(0),
+        Reduce(R::Max, 0),
+        Binary(B::Subtract, 0, 1),
+        Unary(U::Exp, 2),
+        Reduce(R::Sum, 3),
+    ];
+    let probes: [(&str, usize, Option<FusedOp>, bool); 5] = [
+        ("max", 2, None, true),
+        ("sub", 3, None, false),
+        ("exp", 4, None, false),
+        ("expsum", 5, None, true),
+        ("mul", 5, Some(Binary(B::Multiply, 3, 4)), false),
+    ];
+    for (name, len, tail, per_row) in probes {
+        let mut slots = head[..len].to_vec();
+        slots.extend(tail);
+        let program = FusedProgram {
+            dtype: DType::F32,
+            shape: vec![n, n],
+            row_axes: 1,
+            slots,
+            per_row,
+        };
+        let s = burst_seconds(reps, burst, &|| fused(&program, &[&t]).unwrap());
+        emit(
+            &format!("softmax_probe_{name}"),
+            &format!("{}", n * n),
+            s * 1e6,
+            "us",
+            "",
+        );
+    }
+}
+
 /// The five launches of `softmax_rows`, each timed alone (to see where the time goes).
 fn softmax_parts(n: usize, reps: usize, burst: usize) {
     let t = square(n);
@@ -493,7 +537,8 @@ fn main() {
         return;
     }
     // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
-    // transpose, softmax, softmax_parts and mlp_parts (not in the default set), mlp, matmul,
+    // transpose, softmax, softmax_parts, softmax_probe and mlp_parts (not in the default
+    // set), mlp, matmul,
     // matmul_f32 (the f32 sizes only)), to compare settings in one device call.
     let only: Option<Vec<String>> = args
         .iter()
@@ -543,6 +588,9 @@ fn main() {
     if want("softmax") {
         softmax_rows(side, reps, burst);
         softmax_fused(side, reps, burst);
+    }
+    if only.is_some() && want("softmax_probe") {
+        softmax_probe(side, reps, burst);
     }
     if want("softmax_parts") {
         softmax_parts(side, reps, burst);

@@ -52,19 +52,23 @@ layout(local_size_x = 256) in;
 // reads it there (rows of at most ROW_CACHE elements); bits 24-27: that input. Bit 5:
 // exact exps (bit 0) try exp32.glsl's f32 fast path first (its table is filled at the
 // start; ops/fused.rs `exp_fast_path`). Bit 4: the slot whose OP has bit 24 set (the
-// operand of a reduction) overwrites that input's row
-// in shared memory with its values in the phase in bits 28-29, and later phases read
-// them there instead of computing them again: softmax's exp(x - max) is evaluated once,
-// not twice. ops/fused.rs sets it only where no later read needs the input itself. (A
-// shared array of its own for these values, sized by a specialization constant, made
-// every fused program slower on the H200: softmax rows of 4096 took 246-297 us, not 166.)
+// operand of a reduction) overwrites that input's row in shared memory with its values
+// in the phase in bits 28-29, and later phases read them there instead of computing them
+// again: softmax's exp(x - max) is evaluated once, not twice. ops/fused.rs sets it only
+// where no later read needs the input itself. (A shared array of its own for these
+// values, sized by a specialization constant, made every fused program slower on the
+// H200: softmax rows of 4096 took 246-297 us, not 166.) Bit 7 (EXACT_VIA_F64): each
+// folded reduction's reciprocal is kept in double (rcpv) for the divisions by it that
+// OP bit 25 marks.
 layout(constant_id = 0) const uint NSLOTS = 1u;
 layout(constant_id = 1) const uint FLAGS = 0u;
 
 // Per slot: OP (op | phase << 8 | reduction index << 16: the slot runs in phases >= its
-// phase; a reduction accumulates in phase == its index), ARG (a | b << 8 | input << 16
-// | access mode << 24, modes 0 full, 1 per row, 2 per column, 3 scalar) and a constant's
-// bits (LO, HI: an f32's bits in LO, an f64's in both).
+// phase; a reduction accumulates in phase == its index; bit 24: the kept operand of
+// FLAGS bit 4; bit 25: a division by the folded reduction whose index is in bits 26-27),
+// ARG (a | b << 8 | input << 16 | access mode << 24, modes 0 full, 1 per row, 2 per
+// column, 3 scalar) and a constant's bits (LO, HI: an f32's bits in LO, an f64's in
+// both).
 #define DECL_SLOT(i, a, b, c, d) \
     layout(constant_id = a) const uint OP_##i = 0u; \
     layout(constant_id = b) const uint ARG_##i = 0u; \
@@ -212,6 +216,27 @@ T constant_of(uint lo, uint hi) {
 #endif
 }
 
+#if defined(EXACT_VIA_F64)
+// 1 / b in double for each folded reduction b that a division reads (OP bit 25).
+double rcpv[MAX_REDUCTIONS];
+
+// a / b for f32 a and b, given rcp = RN64(1 / b): a * rcp in double, rounded to f32, is
+// a / b rounded to f32 wherever that quotient is normal. a * rcp is within 2^-52 of a / b
+// (relative: two roundings). A rounding boundary t of f32 (an odd multiple of half an
+// ulp: 25 significant bits) has b t an integer of at most 49 bits in units of which a is
+// an integer too, and a != b t (a has 24 bits), so |a / b - t| > 2^-49 t: a * rcp lies on
+// a / b's side of every boundary. Zero or subnormal operands or quotient take nxv_div's
+// path, as there. tests/fused.rs checks the claim on the host and the kernel against the
+// unfused divide.
+float div_by_reciprocal(float a, float b, double rcp) {
+    float q = float(double(a) * rcp);
+    [[dont_flatten]] if (f32_may_flush(q, a, b)) {
+        q = f32_narrow(f32_widen(a) / f32_widen(b));
+    }
+    return q;
+}
+#endif
+
 // One element-wise slot.
 T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
     precise T r;
@@ -242,7 +267,16 @@ T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
     case F_EXP: r = fused_exp(a); break;
     case F_LOG: r = fused_log(a); break;
     case F_SQRT: r = nxv_sqrt(a); break;
-    case F_DIVIDE: r = nxv_div(a, b); break;
+    case F_DIVIDE:
+#if defined(EXACT_VIA_F64)
+        // A divisor that is a folded reduction: through its reciprocal (OP bit 25).
+        if (((op >> 25) & 1u) != 0u) {
+            r = div_by_reciprocal(a, b, rcpv[(op >> 26) & 3u]);
+            break;
+        }
+#endif
+        r = nxv_div(a, b);
+        break;
     default: r = T(0);
     }
     return r;
@@ -332,6 +366,9 @@ void main() {
     T rowv[MAX_REDUCTIONS];
     for (uint k = 0u; k < MAX_SLOTS; k++) r[k] = T(0);
     for (uint k = 0u; k < MAX_REDUCTIONS; k++) rowv[k] = T(0);
+#if defined(EXACT_VIA_F64)
+    for (uint k = 0u; k < MAX_REDUCTIONS; k++) rcpv[k] = 0.0lf;
+#endif
     ACC acc = ACC(0);
     uint red_op = 0u;
 
@@ -368,6 +405,15 @@ void main() {
                 else if (phase == 1u) rowv[1] = v;
                 else if (phase == 2u) rowv[2] = v;
                 else rowv[3] = v;
+#if defined(EXACT_VIA_F64)
+                if ((FLAGS & 128u) != 0u) {
+                    double rcp = 1.0lf / f32_widen(v);
+                    if (phase == 0u) rcpv[0] = rcp;
+                    else if (phase == 1u) rcpv[1] = rcp;
+                    else if (phase == 2u) rcpv[2] = rcp;
+                    else rcpv[3] = rcp;
+                }
+#endif
                 barrier();
             }
         }
