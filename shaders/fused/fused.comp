@@ -57,9 +57,10 @@ layout(local_size_x = 256) in;
 // again: softmax's exp(x - max) is evaluated once, not twice. ops/fused.rs sets it only
 // where no later read needs the input itself. (A shared array of its own for these
 // values, sized by a specialization constant, made every fused program slower on the
-// H200: softmax rows of 4096 took 246-297 us, not 166.) Bit 7 (EXACT_VIA_F64): each
-// folded reduction's reciprocal is kept in double (rcpv) for the divisions by it that
-// OP bit 25 marks.
+// H200: softmax rows of 4096 took 246-297 us, not 166.) Bit 6: the first reduction
+// folds the cached input itself, during the fill (fill_row_cache). Bit 7
+// (EXACT_VIA_F64): each folded reduction's reciprocal is kept in double (rcpv) for the
+// divisions by it that OP bit 25 marks.
 layout(constant_id = 0) const uint NSLOTS = 1u;
 layout(constant_id = 1) const uint FLAGS = 0u;
 
@@ -196,16 +197,29 @@ T load_input(uint arg, uint row, uint col) {
 // Reads row `row` of the cached input into shared memory, eight loads in flight per
 // thread (a loop of one load and one use would wait for each load in turn). Thread lid
 // stores the columns lid + 256 k, the ones it reads back in every phase: no barrier.
-void fill_row_cache(uint row, uint lid) {
+// With FLAGS bit 6 the first reduction folds the cached input itself: the thread folds
+// its columns here, in the order of a phase's column loop, and phase 0 has no loop.
+ACC fill_row_cache(uint row, uint lid) {
     BufT src = BufT(pc.in_addr[(FLAGS >> 24) & 15u]);
+    const bool fold = (FLAGS & 64u) != 0u;
+    const uint op = (FLAGS >> 16) & 3u;
+    ACC acc = red_identity(op);
     uint base = row * pc.cols;
     uint c = lid;
     for (; c + 1792u < pc.cols; c += 2048u) {
         T v[8];
         for (uint k = 0u; k < 8u; k++) v[k] = src.v[base + c + 256u * k];
         for (uint k = 0u; k < 8u; k++) row_cache[c + 256u * k] = v[k];
+        if (fold) {
+            for (uint k = 0u; k < 8u; k++) acc = red_combine(op, acc, acc_of(v[k]));
+        }
     }
-    for (; c < pc.cols; c += 256u) row_cache[c] = src.v[base + c];
+    for (; c < pc.cols; c += 256u) {
+        T v = src.v[base + c];
+        row_cache[c] = v;
+        if (fold) acc = red_combine(op, acc, acc_of(v));
+    }
+    return acc;
 }
 
 T constant_of(uint lo, uint hi) {
@@ -379,14 +393,21 @@ void main() {
     uint n = pc.rows * pc.cols;
     uint units = elementwise ? (n + TILE - 1u) / TILE : pc.rows;
     for (uint u = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x; u < units; u += groups) {
-        if (!elementwise && (FLAGS & 8u) != 0u) fill_row_cache(u, lid);
+        ACC filled = ACC(0);
+        if (!elementwise && (FLAGS & 8u) != 0u) filled = fill_row_cache(u, lid);
         for (uint phase = 0u; phase <= nred; phase++) {
             if (phase < nred) {
                 red_op = (FLAGS >> (16u + 2u * phase)) & 3u;
                 acc = red_identity(red_op);
             }
+            // Phase 0's fold already done by the fill (FLAGS bit 6).
+            const bool folded = phase == 0u && (FLAGS & 64u) != 0u;
+            if (folded) acc = filled;
             uint begin = elementwise ? u * TILE : 0u;
-            uint end = elementwise ? min(n, begin + TILE) : (phase == nred && out_row) ? 1u : pc.cols;
+            uint end = elementwise ? min(n, begin + TILE)
+                : (phase == nred && out_row) ? 1u
+                : folded ? 0u
+                : pc.cols;
             for (uint j = begin + lid; j < end; j += 256u) {
                 uint row = elementwise ? (needs_rc ? j / pc.cols : 0u) : u;
                 uint col = elementwise ? (needs_rc ? j - row * pc.cols : j) : j;

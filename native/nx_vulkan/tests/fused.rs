@@ -271,6 +271,39 @@ fn row_reductions_propagate_nan_and_infinities() {
     }
 }
 
+/// A first reduction over the cached input itself is folded while the row is read into
+/// shared memory (the fill's eight-load batches and its remainder): rows of 4096 and
+/// 3000 columns, NaN and infinities placed in either part, against the unfused reduce.
+#[test]
+fn reductions_folded_while_filling_the_row_cache() {
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    for cols in [4096, 3000] {
+        let rows = 6;
+        let mut xs = Rng::new(cols as u64).f32s(rows * cols, -1e3, 1e3);
+        xs[cols + 17] = nan; // row 1: in the first batch
+        xs[2 * cols + cols - 5] = nan; // row 2: near the end
+        xs[3 * cols + 300] = inf; // row 3: +inf and -inf
+        xs[3 * cols + cols - 1] = -inf;
+        xs[4 * cols + 2100] = -inf; // row 4: past the first batch
+        let x = upload(&[rows, cols], DType::F32, &xs);
+        for r in [R::Max, R::Min, R::Sum] {
+            let mut p = program(DType::F32, &[rows, cols], 1, vec![Input(0), Reduce(r, 0)]);
+            p.per_row = true;
+            let got: Vec<f32> = download(&fused(&p, &[&x]).unwrap());
+            let want: Vec<f32> = download(&reduce(r, &x, Some(&[1]), false, DType::F32).unwrap());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                // Sums may differ in the order of their additions: an ulp.
+                let ok =
+                    (g.is_nan() && w.is_nan()) || g == w || (r == R::Sum && ulp_diff(*g, *w) <= 1);
+                assert!(ok, "{r:?} over {cols} columns, row {i}: fused {g} vs {w}");
+            }
+        }
+        // And as softmax's max, followed by passes that read the row again.
+        check_softmax(DType::F32, &[3, cols]);
+    }
+}
+
 #[test]
 fn per_row_output_and_two_dependent_reductions() {
     // logsumexp (per row) and layer-norm variance (two chained reductions).

@@ -378,6 +378,17 @@ impl Plan {
             .filter(|_| self.reductions > 0 && self.cols <= row_cache);
         if let Some(k) = cached {
             flags |= 8 | (k as u32) << 24;
+            // The first reduction folds the cached input itself (softmax's max): the fill
+            // folds it as it reads the row, and phase 0 makes no pass of its own. H200,
+            // softmax rows of 4096: 129-132 us against 142-178 (raw
+            // nvidia-h200-2026-12-01zi, call 8).
+            let first_folds_input = p.slots.iter().find_map(|op| match *op {
+                FusedOp::Reduce(_, a) => Some(p.slots[a] == FusedOp::Input(k)),
+                _ => None,
+            });
+            if first_folds_input == Some(true) {
+                flags |= 64;
+            }
         }
         // f32 divisions by a folded reduction (softmax's exp(x - max) / sum) multiply by
         // its reciprocal in double, computed once per row (fused.comp's
