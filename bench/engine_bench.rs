@@ -16,6 +16,10 @@ use nx_vulkan::ops::shape::transpose;
 use nx_vulkan::{engine, DType, Tensor};
 use std::time::Instant;
 
+#[path = "engine_bench/softmax.rs"]
+mod softmax;
+use softmax::{softmax_fused, softmax_parts, softmax_probe, softmax_rows};
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -180,137 +184,6 @@ fn transpose_2d(n: usize, reps: usize, burst: usize) {
     let t = square(n);
     let s = burst_seconds(reps, burst, &|| transpose(&t, &[1, 0]).unwrap());
     emit_throughput("transpose_f32", n * n, 2 * n * n * 4, s);
-}
-
-/// Softmax over the rows of an n x n matrix as Nx computes it without fusion:
-/// exp(x - max) / sum(exp(x - max)), five launches.
-fn softmax_rows(n: usize, reps: usize, burst: usize) {
-    let t = square(n);
-    let f = DType::F32;
-    let s = burst_seconds(reps, burst, &|| {
-        let m = reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap();
-        let x = binary(BinaryOp::Subtract, &t, &m, &[n, n], f).unwrap();
-        let e = unary(UnaryOp::Exp, &x, f).unwrap();
-        let z = reduce(ReduceOp::Sum, &e, Some(&[1]), true, f).unwrap();
-        binary(BinaryOp::Divide, &e, &z, &[n, n], f).unwrap()
-    });
-    emit(
-        "softmax_rows_f32",
-        &format!("{}", n * n),
-        s * 1e6,
-        "us",
-        ",\"what\":\"max, subtract, exp, sum, divide (unfused)\"",
-    );
-}
-
-/// The same softmax as one fused program (what Nx.Vulkan.Compiler runs for it): max,
-/// then sum of exp(x - max), then exp(x - max) / sum, three passes over each row in one
-/// launch.
-fn softmax_fused(n: usize, reps: usize, burst: usize) {
-    use nx_vulkan::ops::fused::{fused, FusedOp::*, FusedProgram};
-    use BinaryOp as B;
-    use ReduceOp as R;
-    use UnaryOp as U;
-    let t = square(n);
-    let program = FusedProgram {
-        dtype: DType::F32,
-        shape: vec![n, n],
-        row_axes: 1,
-        slots: vec![
-            Input(0),
-            Reduce(R::Max, 0),
-            Binary(B::Subtract, 0, 1),
-            Unary(U::Exp, 2),
-            Reduce(R::Sum, 3),
-            Binary(B::Divide, 3, 4),
-        ],
-        per_row: false,
-    };
-    let s = burst_seconds(reps, burst, &|| fused(&program, &[&t]).unwrap());
-    emit(
-        "softmax_rows_fused_f32",
-        &format!("{}", n * n),
-        s * 1e6,
-        "us",
-        ",\"what\":\"one fused launch (Nx.Vulkan.Compiler)\"",
-    );
-}
-
-/// Prefixes of the fused softmax, each one launch over the same 4096 x 4096 rows (to see
-/// where its time goes): the row max alone, x - max, exp(x - max), the row sums of
-/// exp(x - max), and the softmax with a multiply in place of the divide.
-fn softmax_probe(n: usize, reps: usize, burst: usize) {
-    use nx_vulkan::ops::fused::{fused, FusedOp, FusedOp::*, FusedProgram};
-    use BinaryOp as B;
-    use ReduceOp as R;
-    use UnaryOp as U;
-    let t = square(n);
-    let head = [
-        Input(0),
-        Reduce(R::Max, 0),
-        Binary(B::Subtract, 0, 1),
-        Unary(U::Exp, 2),
-        Reduce(R::Sum, 3),
-    ];
-    let probes: [(&str, usize, Option<FusedOp>, bool); 5] = [
-        ("max", 2, None, true),
-        ("sub", 3, None, false),
-        ("exp", 4, None, false),
-        ("expsum", 5, None, true),
-        ("mul", 5, Some(Binary(B::Multiply, 3, 4)), false),
-    ];
-    for (name, len, tail, per_row) in probes {
-        let mut slots = head[..len].to_vec();
-        slots.extend(tail);
-        let program = FusedProgram {
-            dtype: DType::F32,
-            shape: vec![n, n],
-            row_axes: 1,
-            slots,
-            per_row,
-        };
-        let s = burst_seconds(reps, burst, &|| fused(&program, &[&t]).unwrap());
-        emit(
-            &format!("softmax_probe_{name}"),
-            &format!("{}", n * n),
-            s * 1e6,
-            "us",
-            "",
-        );
-    }
-}
-
-/// The five launches of `softmax_rows`, each timed alone (to see where the time goes).
-fn softmax_parts(n: usize, reps: usize, burst: usize) {
-    let t = square(n);
-    let f = DType::F32;
-    let m = reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap();
-    let e = unary(UnaryOp::Exp, &t, f).unwrap();
-    let parts: [(&str, &dyn Fn() -> Tensor); 5] = [
-        ("max_rows", &|| {
-            reduce(ReduceOp::Max, &t, Some(&[1]), true, f).unwrap()
-        }),
-        ("subtract_column", &|| {
-            binary(BinaryOp::Subtract, &t, &m, &[n, n], f).unwrap()
-        }),
-        ("exp", &|| unary(UnaryOp::Exp, &t, f).unwrap()),
-        ("sum_rows", &|| {
-            reduce(ReduceOp::Sum, &e, Some(&[1]), true, f).unwrap()
-        }),
-        ("divide_column", &|| {
-            binary(BinaryOp::Divide, &e, &m, &[n, n], f).unwrap()
-        }),
-    ];
-    for (name, op) in parts {
-        let s = burst_seconds(reps, burst, op);
-        emit(
-            &format!("softmax_part_{name}"),
-            &format!("{}", n * n),
-            s * 1e6,
-            "us",
-            "",
-        );
-    }
 }
 
 /// One SGD step of a 784-128-10 MLP (ReLU, softmax cross-entropy), batch 128, written

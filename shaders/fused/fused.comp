@@ -240,8 +240,8 @@ double rcpv[MAX_REDUCTIONS];
 // ulp: 25 significant bits) has b t an integer of at most 49 bits in units of which a is
 // an integer too, and a != b t (a has 24 bits), so |a / b - t| > 2^-49 t: a * rcp lies on
 // a / b's side of every boundary. Zero or subnormal operands or quotient take nxv_div's
-// path, as there. tests/fused.rs checks the claim on the host and the kernel against the
-// unfused divide.
+// path, as there. tests/fused_division.rs checks the claim on the host and the kernel
+// against f64 division rounded once.
 float div_by_reciprocal(float a, float b, double rcp) {
     float q = float(double(a) * rcp);
     [[dont_flatten]] if (f32_may_flush(q, a, b)) {
@@ -422,19 +422,19 @@ void main() {
                     barrier();
                 }
                 T v = acc_round(partial[0]);
-                if (phase == 0u) rowv[0] = v;
-                else if (phase == 1u) rowv[1] = v;
-                else if (phase == 2u) rowv[2] = v;
-                else rowv[3] = v;
+                // The row value (and its reciprocal, FLAGS bit 7), stored by constant
+                // indices as before: private arrays indexed by a variable may go to memory.
 #if defined(EXACT_VIA_F64)
-                if ((FLAGS & 128u) != 0u) {
-                    double rcp = 1.0lf / f32_widen(v);
-                    if (phase == 0u) rcpv[0] = rcp;
-                    else if (phase == 1u) rcpv[1] = rcp;
-                    else if (phase == 2u) rcpv[2] = rcp;
-                    else rcpv[3] = rcp;
-                }
+                double rcp = (FLAGS & 128u) != 0u ? 1.0lf / f32_widen(v) : 0.0lf;
+#define KEEP_ROW_VALUE(k) { rowv[k] = v; rcpv[k] = rcp; }
+#else
+#define KEEP_ROW_VALUE(k) rowv[k] = v;
 #endif
+                if (phase == 0u) KEEP_ROW_VALUE(0)
+                else if (phase == 1u) KEEP_ROW_VALUE(1)
+                else if (phase == 2u) KEEP_ROW_VALUE(2)
+                else KEEP_ROW_VALUE(3)
+#undef KEEP_ROW_VALUE
                 barrier();
             }
         }

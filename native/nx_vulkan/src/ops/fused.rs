@@ -394,7 +394,8 @@ impl Plan {
         // its reciprocal in double, computed once per row (fused.comp's
         // div_by_reciprocal: the same results). H200, softmax rows of 4096: 144 us
         // against 157 with a double division per element (raw nvidia-h200-2026-12-01zi).
-        let by_reciprocal = p.dtype == DType::F32 && flags & 1 != 0;
+        // Bit 0 (f32 math in double) is set only for f32 programs.
+        let by_reciprocal = flags & 1 != 0;
         // The operand of the last reduction, when computed and read again after it is
         // folded (softmax's exp(x - max)), replaces the cached input's row in shared
         // memory where nothing later reads that input, rather than being computed again.
