@@ -37,36 +37,76 @@ double x_expm1_small(double r) {
     return r + (r * r) * p;
 }
 
-// e^r for |r| <= 0.35: 1 + r + ... + r^12/12!; the next term is below 2^-51.
-// (Coefficients written out, not read from math64.glsl's tables: a driver that keeps
-// a table as a per-thread array pays for it in every invocation.)
-double x_exp_small(double r) {
-    double p = 2.08767569878681e-09lf;  // 1/12!
-    p = p * r + 2.505210838544172e-08lf;
-    p = p * r + 2.755731922398589e-07lf;
-    p = p * r + 2.7557319223985893e-06lf;
-    p = p * r + 2.48015873015873e-05lf;
-    p = p * r + 1.984126984126984e-04lf;
-    p = p * r + 1.388888888888889e-03lf;
-    p = p * r + 8.333333333333333e-03lf;
-    p = p * r + 4.1666666666666664e-02lf;
-    p = p * r + 1.6666666666666666e-01lf;
-    p = p * r + 0.5lf;  // 1/2!
-    return 1.0lf + r + (r * r) * p;
+// 2^(j/32), j = 0..31, rounded to double: f32x_exp's table, in shared memory (indexed
+// per element, a constant array would be a per-thread array on some drivers).
+shared double x_exp2_table[32];
+
+// Fills f32x_exp's table: every kernel that includes this file calls it at the start of
+// main, in all its invocations (a workgroup of at least 32). Invocation j stores entry
+// j; unrolled, the loop reads the constants by constant indices (indexed by the
+// invocation, the array would first be copied to each invocation's memory).
+void f32x_exp_init() {
+    const double t[32] = double[](
+        1.0lf, 1.0218971486541166lf, 1.0442737824274138lf, 1.0671404006768237lf,
+        1.0905077326652577lf, 1.1143867425958924lf, 1.1387886347566916lf, 1.1637248587775775lf,
+        1.189207115002721lf, 1.215247359980469lf, 1.241857812073484lf, 1.2690509571917332lf,
+        1.2968395546510096lf, 1.3252366431597413lf, 1.3542555469368927lf, 1.383909881963832lf,
+        1.4142135623730951lf, 1.4451808069770467lf, 1.4768261459394993lf, 1.5091644275934228lf,
+        1.5422108254079407lf, 1.5759808451078865lf, 1.6104903319492543lf, 1.645755478153965lf,
+        1.681792830507429lf, 1.718619298122478lf, 1.7562521603732995lf, 1.7947090750031072lf,
+        1.8340080864093424lf, 1.8741676341103lf, 1.9152065613971474lf, 1.9571441241754002lf);
+    uint lid = gl_LocalInvocationIndex;
+    if (lid < 32u) {
+        [[unroll]] for (uint j = 0u; j < 32u; j++) {
+            if (lid == j) x_exp2_table[j] = t[j];
+        }
+    }
+    barrier();
+}
+
+// e^x = 2^m 2^(j/32) e^r, with k = 32 m + j = round(x 32 / ln 2) and r = x - k ln2/32,
+// |r| <= ln2/64: e^r = 1 + r + r^2 (1/2! + ... + r^4/6!) (the next term is below 2^-58),
+// 2^(j/32) from the table, 2^m added to its exponent. For |x| <= 200; within about 2^-51
+// relative, in 11 double operations (a degree-12 series over |r| <= ln2/2 took 26 with
+// f32x_exp's range checks: on the H200, whose f64 runs at half the f32 rate, a fused
+// softmax's exact exps were its largest cost). tests/exp_double_model.rs models it.
+double x_exp_core(double x) {
+    // k by the 1.5 * 2^52 shift: k sits in the sum's low word, so neither a rounding
+    // instruction nor a double-to-int conversion is needed; any rounding of the fma (or
+    // of a driver's split of it) gives an integer k that keeps |r| within the series'
+    // range. (dd_one: NVIDIA's compiler would fold (a + c) - c to a; see dd.glsl.)
+    precise double shifted = fma(x, 46.16624130844683lf, 6755399441055744.0lf);  // 32 / ln 2
+    precise double k = fma(shifted, dd_one, -6755399441055744.0lf);
+    int ki = int(unpackDouble2x32(shifted).x);
+    // ln2/32 in two parts: k * X_LN2_32_HI is exact for |k| < 2^21 (|k| < 2^14 here).
+    const double X_LN2_32_HI = LN2_HI * 0.03125lf;
+    const double X_LN2_32_LO = LN2_LO * 0.03125lf;
+    precise double r = fma(-k, X_LN2_32_LO, fma(-k, X_LN2_32_HI, x));
+    double q = 1.3888888888888889e-03lf;  // 1/6!
+    q = q * r + 8.333333333333333e-03lf;
+    q = q * r + 4.1666666666666664e-02lf;
+    q = q * r + 1.6666666666666666e-01lf;
+    q = q * r + 0.5lf;
+    double s = fma(r * r, q, r);  // e^r - 1
+    uvec2 t = unpackDouble2x32(x_exp2_table[ki & 31]);
+    double scaled = packDouble2x32(uvec2(t.x, uint(int(t.y) + ((ki >> 5) << 20))));
+    return fma(scaled, s, scaled);
 }
 
 double f32x_exp(double x) {
-    if (isnan(x)) return x;
-    if (x > 100.0lf) return f64_inf();  // beyond f32's range (e^88.73 overflows)
-    if (x < -200.0lf) return 0.0lf;  // below half of f32's least subnormal
-    // k = round(x / ln 2) by the 1.5 * 2^52 shift: k sits in the sum's low word, so
-    // neither a rounding instruction nor a double-to-int conversion is needed.
-    // (dd_one: NVIDIA's compiler would fold (a + c) - c to a; see dd.glsl.)
-    precise double shifted = x * INV_LN2 + 6755399441055744.0lf;
-    precise double k = shifted * dd_one - 6755399441055744.0lf;
-    int ki = int(unpackDouble2x32(shifted).x);
-    double r = (x - k * LN2_HI) - k * LN2_LO;
-    return x_exp_small(r) * packDouble2x32(uvec2(0u, uint(ki + 1023) << 20));
+    if (!(abs(x) <= 100.0lf)) {
+        if (isnan(x)) return x;
+        if (x > 0.0lf) return f64_inf();  // beyond f32's range (e^88.73 overflows)
+        if (x < -200.0lf) return 0.0lf;   // below half of f32's least subnormal
+    }
+    return x_exp_core(x);
+}
+
+// f32x_exp's f32 value for f32 x with |x| < 87 (a normal f32 result), without its range
+// checks or a subnormal-safe conversion: a subnormal x may convert as zero, and e^x
+// rounds to 1 either way.
+float f32x_exp_normal(float x) {
+    return float(x_exp_core(double(x)));
 }
 
 double f32x_expm1(double x) {

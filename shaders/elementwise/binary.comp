@@ -152,6 +152,9 @@ void main() {
 #if defined(F64_MATH_OP)
     dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
 #endif
+#if defined(F32X)
+    f32x_exp_init();  // f32x_exp's table
+#endif
     const uint op = OPS & 0xFFu;
     const uint a_ty = (OPS >> 8) & 0xFFu;
     const uint b_ty = (OPS >> 16) & 0xFFu;

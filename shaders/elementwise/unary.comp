@@ -206,6 +206,9 @@ void main() {
 #if defined(F64_MATH_OP)
     dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
 #endif
+#if defined(F32X)
+    f32x_exp_init();  // f32x_exp's table
+#endif
 #if defined(EXP32)
     exp32_init(float(min(pc.n, 1u)));
 #endif

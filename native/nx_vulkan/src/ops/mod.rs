@@ -38,6 +38,18 @@ pub(crate) fn grid(threads: u64) -> [u32; 3] {
     grid_groups(threads.div_ceil(GROUP))
 }
 
+/// Most groups of a library kernel's grid (the f64 and exact-f32 math modules, F64Math
+/// and F32ViaF64): each group first fills a table in shared memory (math32x.glsl's
+/// `f32x_exp_init`), so a group per 256 elements paid it 65,536 times for 2^24 of them
+/// (H200: an exact f32 exp of 2^24 70 -> 127 us). These kernels loop over the rest.
+const LIBRARY_GROUPS: u64 = 2048;
+
+/// The grid of a library kernel over `threads` invocations: `grid`'s, capped at
+/// `LIBRARY_GROUPS` groups.
+pub(crate) fn library_grid(threads: u64) -> [u32; 3] {
+    grid_groups(threads.div_ceil(GROUP).min(LIBRARY_GROUPS))
+}
+
 /// A grid with one group per work item (rows of a reduction), same limits. Past 65,535
 /// groups the rows are balanced (`x` = groups / `y`, rounded up) instead of full rows of
 /// 65,535: those left up to 65,534 groups with nothing to do, and on the H200 an add of
