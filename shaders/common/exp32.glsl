@@ -20,8 +20,8 @@
 // (tests/exp32_model.rs), with and without flushing subnormal intermediates, agreed with
 // f64 exp rounded to f32 for every f32 argument below 87 in magnitude.
 //
-// Needs math32x.glsl (f32x_exp) and a workgroup of at least 32 invocations that all call
-// exp32_init at the start of main.
+// Needs math32x.glsl (f32x_exp, its table filled first by f32x_exp_init) and a workgroup
+// of at least 32 invocations that all call exp32_init at the start of main.
 
 shared float exp32_table[96];  // 2^(j/32), j = 0..31: th's 12-bit head and tail, tl
 

@@ -60,7 +60,8 @@ layout(local_size_x = 256) in;
 // H200: softmax rows of 4096 took 246-297 us, not 166.) Bit 6: the first reduction
 // folds the cached input itself, during the fill (fill_row_cache). Bit 7
 // (EXACT_VIA_F64): each folded reduction's reciprocal is kept in double (rcpv) for the
-// divisions by it that OP bit 25 marks.
+// divisions by it that OP bit 25 marks. Bit 30 (EXACT_VIA_F64): the program has an exp;
+// the workgroup fills f32x_exp's table (math32x.glsl) first.
 layout(constant_id = 0) const uint NSLOTS = 1u;
 layout(constant_id = 1) const uint FLAGS = 0u;
 
@@ -366,7 +367,7 @@ void main() {
     dd_one = double(min(pc.cols, 1u));  // 1 whenever the kernel runs (see dd.glsl)
 #endif
 #if defined(EXACT_VIA_F64)
-    f32x_exp_init();  // f32x_exp's table
+    if ((FLAGS & (1u << 30)) != 0u) f32x_exp_init();  // f32x_exp's table (FLAGS bit 30)
     // exp32.glsl's table, for programs that take an exact exp (FLAGS bit 5).
     if ((FLAGS & 32u) != 0u) exp32_init(float(min(pc.cols, 1u)));
 #endif

@@ -352,11 +352,15 @@ impl Plan {
         let mut flags = (self.reductions as u32) << 8;
         if p.dtype == DType::F32 && f32_via_f64() {
             flags |= 1;
-            // The exact exp's fast path (exp32.glsl, where `exp_fast_path`) needs its
-            // table, which the workgroup fills first where the program has an exp.
+            // The exact exp needs f32x_exp's table (math32x.glsl; bit 30), and its fast
+            // path (exp32.glsl, where `exp_fast_path`) a table of its own (bit 5): the
+            // workgroup fills them first where the program has an exp.
             let exp = |op: &FusedOp| matches!(op, FusedOp::Unary(UnaryOp::Exp, _));
-            if super::exp_fast_path() && p.slots.iter().any(exp) {
-                flags |= 32;
+            if p.slots.iter().any(exp) {
+                flags |= 1 << 30;
+                if super::exp_fast_path() {
+                    flags |= 32;
+                }
             }
         }
         if p.per_row {

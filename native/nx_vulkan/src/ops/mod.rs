@@ -39,9 +39,12 @@ pub(crate) fn grid(threads: u64) -> [u32; 3] {
 }
 
 /// Most groups of a library kernel's grid (the f64 and exact-f32 math modules, F64Math
-/// and F32ViaF64): each group first fills a table in shared memory (math32x.glsl's
-/// `f32x_exp_init`), so a group per 256 elements paid it 65,536 times for 2^24 of them
-/// (H200: an exact f32 exp of 2^24 70 -> 127 us). These kernels loop over the rest.
+/// and F32ViaF64). The exact-f32 modules built on math32x.glsl (all but sin, cos, tan,
+/// atan2 and erf_inv) first fill f32x_exp's table in shared memory in each group: a
+/// group per 256 elements paid it 65,536 times for 2^24 of them (H200: an exact f32 exp
+/// of 2^24 54 us capped, 127 uncapped; raw nvidia-h200-2026-12-02b). The others are
+/// capped alike (2048 groups of 256 are two waves of an H200's 132 SMs); all of them
+/// loop over the rest.
 const LIBRARY_GROUPS: u64 = 2048;
 
 /// The grid of a library kernel over `threads` invocations: `grid`'s, capped at
@@ -105,7 +108,9 @@ pub(crate) fn f32_via_f64() -> bool {
 /// path only where the proof fails (about 0.03% of arguments). Same results either way.
 /// On by default except on GPUs whose f64 runs at half the f32 rate (`fast_f64`), where
 /// the double path is the faster one (H200: exp of 2^24 f32 70 us against 90 with the
-/// fast path, raw nvidia-h200-2026-12-01zg); elsewhere f64 runs at 1/16-1/64 of f32 and
+/// fast path, raw nvidia-h200-2026-12-01zg; 54 us since the double path's table, and a
+/// fused softmax 95 us against 106 with the fast path, raw nvidia-h200-2026-12-02a);
+/// elsewhere f64 runs at 1/16-1/64 of f32 and
 /// the double path costs many times more. `NX_VULKAN_EXP32=0` / `1` overrides.
 pub(crate) fn exp_fast_path() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
