@@ -2,7 +2,7 @@
 //! computes in, and the compute classes that implement it.
 
 use super::layout::{broadcast_strides, contiguous_strides, simplify};
-use super::{access_mode, f32_via_f64, grid, launch, library_grid, read, u32_of, write, PushWords};
+use super::{access_mode, element_grid, f32_via_f64, launch, read, u32_of, write, PushWords};
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
@@ -359,16 +359,11 @@ pub fn binary(
         threads /= 4;
     }
     let push = two_operand_push(&out, a, b, n, &d, &s)?;
-    let groups = if plain {
-        grid(threads)
-    } else {
-        library_grid(threads)
-    };
     launch(
         kernel,
         [ops, modes],
         &push,
-        groups,
+        element_grid(threads, !plain),
         &[read(&a.block), read(&b.block), write(&out.block)],
     )?;
     Ok(out)
@@ -468,16 +463,11 @@ fn unary_strided(
         mode |= VECTORISED;
         threads = threads.div_ceil(4);
     }
-    let groups = if plain {
-        grid(threads)
-    } else {
-        library_grid(threads)
-    };
     launch(
         kernel,
         [ops, mode],
         &push,
-        groups,
+        element_grid(threads, !plain),
         &[read(&t.block), write(&out.block)],
     )?;
     Ok(out)

@@ -47,10 +47,15 @@ pub(crate) fn grid(threads: u64) -> [u32; 3] {
 /// loop over the rest.
 const LIBRARY_GROUPS: u64 = 2048;
 
-/// The grid of a library kernel over `threads` invocations: `grid`'s, capped at
-/// `LIBRARY_GROUPS` groups.
-pub(crate) fn library_grid(threads: u64) -> [u32; 3] {
-    grid_groups(threads.div_ceil(GROUP).min(LIBRARY_GROUPS))
+/// The grid of an element-wise launch over `threads` invocations: `grid`'s, capped at
+/// `LIBRARY_GROUPS` groups where the kernel is a library kernel.
+pub(crate) fn element_grid(threads: u64, library: bool) -> [u32; 3] {
+    let groups = threads.div_ceil(GROUP);
+    grid_groups(if library {
+        groups.min(LIBRARY_GROUPS)
+    } else {
+        groups
+    })
 }
 
 /// A grid with one group per work item (rows of a reduction), same limits. Past 65,535
