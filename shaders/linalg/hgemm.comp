@@ -12,17 +12,20 @@
 // VK_KHR_shader_bfloat16).
 //
 // 2 x WARPS_N subgroups of 32 (each 64 x WN of the tile: 4 x WN/16 accumulators) per
-// 128 x (WARPS_N WN) output tile, K advancing BK = 32 at a time through STAGES
-// shared-memory stages (two: one barrier per step). Modules: WARPS_N = 4 with WN = 32
-// (128x128 tiles, 256 threads), and the "wide" ones, WARPS_N = 2 with WN = 64 (128x128
-// tiles of four 64x64 subgroups, 128 threads, 38 KiB of shared memory, so two workgroups
-// share an SM). The next step's 16-byte global loads are in registers while this one is
-// multiplied. Every loop is [[unroll]]: left as loops, the accumulator arrays went to
-// memory and the kernel ran 4x slower on an H200. Shapes: M and N multiples of 128, K of
-// 32, 16-byte aligned operands (`hgemm_fits` in native/nx_vulkan/src/ops/dot.rs). On the
-// H200, f16 4096 runs at 255-258 TFLOP/s on the wide modules (248-251 with eight 64x64
-// subgroups on 128x256 tiles and one stage; two stages of K 16 there: 134; B fragments
-// loaded straight from global memory, on the NV extension: 57-62).
+// 128 x (WARPS_N WN) output tile, K advancing BK = 32 at a time through two shared-memory
+// stages, one barrier per step. Modules: WARPS_N = 4 with WN = 32 (128x128 tiles, 256
+// threads), and the "wide" ones, WARPS_N = 2 with WN = 64 (128x128 tiles of four 64x64
+// subgroups, 128 threads, 38 KiB of shared memory, so two workgroups share an SM). Global
+// loads run two steps ahead of the products (see the K loop). Every loop is [[unroll]]:
+// left as loops, the accumulator arrays went to memory and the kernel ran 4x slower on an
+// H200. Shapes: M and N multiples of 128, K of 32, 16-byte aligned operands (`hgemm_fits`
+// in native/nx_vulkan/src/ops/dot.rs). On the H200 the wide modules run f16 4096 at
+// 281-284 TFLOP/s and bf16 at 268-272 (255-260 before the loads ran two steps ahead; 248-251
+// with eight 64x64 subgroups on 128x256 tiles and one stage; two stages of K 16 there: 134;
+// B fragments loaded straight from global memory, on the NV extension: 57-62). The
+// driver's code for it (NX_VULKAN_PIPELINE_DUMP, DEVELOPERS.md) is HMMA.16816.F32 fed by
+// LDSM.16.M88.4 (A) and LDSM.16.MT88.4 (B): 64 products, 16 fragment loads, 8 global loads
+// and 8 shared stores per subgroup and step.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -79,11 +82,8 @@ layout(push_constant) uniform Params {
 // Shared rows in quads, one quad of padding against bank conflicts.
 #define AS (BK / 8 + 1)
 #define BS (BN / 8 + 1)
-#ifndef STAGES
-#define STAGES 2
-#endif
-shared uvec4 as_[STAGES * BM * AS];
-shared uvec4 bs_[STAGES * BK * BS];
+shared uvec4 as_[2 * BM * AS];
+shared uvec4 bs_[2 * BK * BS];
 
 #ifdef BF16
 #define ELEM bfloat16_t
@@ -149,25 +149,39 @@ void main() {
             }
     }
 
+    // Step s multiplies stage s & 1. Its operands were loaded into registers during step
+    // s - 2 and stored during step s - 1, right after that step's barrier: the stores wait
+    // on loads issued a whole step earlier. (Stored at the end of the step that loaded
+    // them, the driver moved the stores up among that step's products, to free registers,
+    // and each subgroup stalled there on its global loads: raw nvidia-h200-2026-12-02f.)
     uvec4 va[LA], vb[LB];
     const uint kq0 = pc.k_begin / 8u;
     const uint steps = (pc.k_end - pc.k_begin) / BK;
-    [[unroll]] for (uint l = 0u; l < LA; l++)
-        va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq0 + a_q[l]];
-    [[unroll]] for (uint l = 0u; l < LB; l++)
-        vb[l] = b.v[b_base + (pc.k_begin + b_k[l]) * n8 + col0 / 8u + b_q[l]];
+#define LOAD_STEP(S)                                                                            \
+    {                                                                                           \
+        const uint kq = kq0 + (S) * (BK / 8u);                                                  \
+        const uint kk = pc.k_begin + (S) * BK;                                                  \
+        [[unroll]] for (uint l = 0u; l < LA; l++)                                               \
+            va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq + a_q[l]];                         \
+        [[unroll]] for (uint l = 0u; l < LB; l++)                                               \
+            vb[l] = b.v[b_base + (kk + b_k[l]) * n8 + col0 / 8u + b_q[l]];                      \
+    }
+#define STORE_STAGE(ST)                                                                         \
+    {                                                                                           \
+        [[unroll]] for (uint l = 0u; l < LA; l++) as_[(ST) * BM * AS + a_row[l] * AS + a_q[l]] = va[l]; \
+        [[unroll]] for (uint l = 0u; l < LB; l++) bs_[(ST) * BK * BS + b_k[l] * BS + b_q[l]] = vb[l]; \
+    }
+    LOAD_STEP(0u);
+    STORE_STAGE(0u);
+    if (steps > 1u) LOAD_STEP(1u);
     for (uint s = 0u; s < steps; s++) {
-        const uint st = STAGES == 2 ? s & 1u : 0u;
-        [[unroll]] for (uint l = 0u; l < LA; l++) as_[st * BM * AS + a_row[l] * AS + a_q[l]] = va[l];
-        [[unroll]] for (uint l = 0u; l < LB; l++) bs_[st * BK * BS + b_k[l] * BS + b_q[l]] = vb[l];
+        const uint st = s & 1u;
+        // Every subgroup is done with step s - 1, which read stage st ^ 1, and stored
+        // stage st before this barrier.
         barrier();
         if (s + 1u < steps) {
-            const uint kq = kq0 + (s + 1u) * (BK / 8u);
-            const uint kk = pc.k_begin + (s + 1u) * BK;
-            [[unroll]] for (uint l = 0u; l < LA; l++)
-                va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq + a_q[l]];
-            [[unroll]] for (uint l = 0u; l < LB; l++)
-                vb[l] = b.v[b_base + (kk + b_k[l]) * n8 + col0 / 8u + b_q[l]];
+            STORE_STAGE(st ^ 1u);
+            if (s + 2u < steps) LOAD_STEP(s + 2u);
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             AM fa[TM];
@@ -179,9 +193,6 @@ void main() {
             [[unroll]] for (uint i = 0u; i < TM; i++)
                 [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
         }
-        // With two stages, the one written next step was last read two steps ago: one
-        // barrier suffices. With one, readers finish before the next step writes it.
-        if (STAGES == 1) barrier();
     }
 
     [[unroll]] for (uint i = 0u; i < TM; i++)

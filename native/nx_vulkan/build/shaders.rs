@@ -81,12 +81,12 @@ const OTHER: [(&str, &str, &[&str]); 48] = [
     (
         "hgemm_wide_f16",
         "linalg/hgemm.comp",
-        &["OUT_F16", "WN=64", "WARPS_N=2", "STAGES=2"],
+        &["OUT_F16", "WN=64", "WARPS_N=2"],
     ),
     (
         "hgemm_wide_f32",
         "linalg/hgemm.comp",
-        &["WN=64", "WARPS_N=2", "STAGES=2"],
+        &["WN=64", "WARPS_N=2"],
     ),
     // bf16 operands (VK_KHR_shader_bfloat16): bf16 results (each sum rounded to nearest
     // even by the kernel), or f32 sums.
@@ -95,12 +95,12 @@ const OTHER: [(&str, &str, &[&str]); 48] = [
     (
         "hgemm_wide_bf16",
         "linalg/hgemm.comp",
-        &["BF16", "OUT_BF16", "WN=64", "WARPS_N=2", "STAGES=2"],
+        &["BF16", "OUT_BF16", "WN=64", "WARPS_N=2"],
     ),
     (
         "hgemm_wide_bf16_f32",
         "linalg/hgemm.comp",
-        &["BF16", "WN=64", "WARPS_N=2", "STAGES=2"],
+        &["BF16", "WN=64", "WARPS_N=2"],
     ),
     ("trsolve_f32", "linalg/trsolve.comp", &["CT_F32"]),
     ("trsolve_f64", "linalg/trsolve.comp", &["CT_F64"]),

@@ -4,7 +4,12 @@
 //! drivers; not lavapipe). A tuning aid: a kernel whose registers grow past an occupancy
 //! step, or that spills to local memory, shows it here.
 //!
-//! vulkano does not expose the capture flag, so a second pipeline is built with raw
+//! `NX_VULKAN_PIPELINE_DUMP=<dir>` also writes, per pipeline, whatever internal
+//! representations the driver offers (`<label>.<executable>.<name>.txt` or `.bin`) and the
+//! pipeline cache's data (`<label>.cache.bin`) into `<dir>`, to read the code the driver
+//! made of a kernel where its tools can.
+//!
+//! vulkano does not expose the capture flags, so a second pipeline is built with raw
 //! Vulkan calls from the same module, layout and specialization, and destroyed after its
 //! statistics are read.
 use std::ffi::CStr;
@@ -14,9 +19,31 @@ use vulkano::pipeline::PipelineLayout;
 use vulkano::shader::ShaderModule;
 use vulkano::VulkanObject;
 
-/// Whether statistics were asked for (`NX_VULKAN_PIPELINE_STATS=1`).
+/// Whether statistics were asked for (`NX_VULKAN_PIPELINE_STATS=1`, or a dump folder).
 pub fn wanted() -> bool {
-    std::env::var("NX_VULKAN_PIPELINE_STATS").is_ok_and(|v| v == "1")
+    std::env::var("NX_VULKAN_PIPELINE_STATS").is_ok_and(|v| v == "1") || dump_dir().is_some()
+}
+
+/// The folder `NX_VULKAN_PIPELINE_DUMP` names, if set and not empty.
+fn dump_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("NX_VULKAN_PIPELINE_DUMP")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+/// `label` with every character outside `[A-Za-z0-9_-]` replaced, for a file name.
+fn file_stem(label: &str) -> String {
+    let s: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.chars().take(120).collect()
 }
 
 /// Prints the statistics of `module`'s `main` specialized with `values` (constant id,
@@ -29,7 +56,7 @@ pub fn report(
     values: &[(u32, u32)],
     label: &str,
 ) {
-    match capture(device, layout, module, values) {
+    match capture(device, layout, module, values, label) {
         Ok(lines) => eprintln!("[nx_vulkan] pipeline stats {label}: {}", lines.join(", ")),
         Err(e) => eprintln!("[nx_vulkan] pipeline stats {label}: failed ({e:?})"),
     }
@@ -40,8 +67,10 @@ fn capture(
     layout: &PipelineLayout,
     module: &ShaderModule,
     values: &[(u32, u32)],
+    label: &str,
 ) -> Result<Vec<String>, ash::vk::Result> {
     use ash::vk;
+    let dump = dump_dir();
     let entries: Vec<vk::SpecializationMapEntry> = values
         .iter()
         .enumerate()
@@ -66,20 +95,35 @@ fn capture(
         p_specialization_info: &spec,
         ..Default::default()
     };
+    let mut flags = vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR;
+    if dump.is_some() {
+        flags |= vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR;
+    }
     let info = vk::ComputePipelineCreateInfo {
-        flags: vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR,
+        flags,
         stage,
         layout: layout.handle(),
         ..Default::default()
     };
     let fns = device.fns();
     let mut pipeline = vk::Pipeline::null();
-    // SAFETY: every pointer refers to locals that outlive the calls; the pipeline is
-    // destroyed before returning and never used for work.
+    let mut cache = vk::PipelineCache::null();
+    // SAFETY: every pointer refers to locals that outlive the calls; the pipeline and its
+    // cache are destroyed before returning and never used for work.
     unsafe {
+        if dump.is_some() {
+            let cache_info = vk::PipelineCacheCreateInfo::default();
+            (fns.v1_0.create_pipeline_cache)(
+                device.handle(),
+                &cache_info,
+                std::ptr::null(),
+                &mut cache,
+            )
+            .result()?;
+        }
         (fns.v1_0.create_compute_pipelines)(
             device.handle(),
-            vk::PipelineCache::null(),
+            cache,
             1,
             &info,
             std::ptr::null(),
@@ -88,8 +132,111 @@ fn capture(
         .result()?;
     }
     let lines = unsafe { statistics(device, pipeline) };
-    unsafe { (fns.v1_0.destroy_pipeline)(device.handle(), pipeline, std::ptr::null()) };
+    if let Some(dir) = &dump {
+        let stem = file_stem(label);
+        if let Err(e) = unsafe { write_dump(device, pipeline, cache, dir, &stem) } {
+            eprintln!("[nx_vulkan] pipeline dump {label}: failed ({e})");
+        }
+    }
+    unsafe {
+        (fns.v1_0.destroy_pipeline)(device.handle(), pipeline, std::ptr::null());
+        if cache != vk::PipelineCache::null() {
+            (fns.v1_0.destroy_pipeline_cache)(device.handle(), cache, std::ptr::null());
+        }
+    }
     lines
+}
+
+/// Writes `pipeline`'s internal representations and `cache`'s data into `dir`.
+///
+/// # Safety
+/// `pipeline` is a live pipeline of `device` created with
+/// CAPTURE_INTERNAL_REPRESENTATIONS_KHR into the live `cache`.
+unsafe fn write_dump(
+    device: &Arc<Device>,
+    pipeline: ash::vk::Pipeline,
+    cache: ash::vk::PipelineCache,
+    dir: &std::path::Path,
+    stem: &str,
+) -> Result<(), String> {
+    use ash::vk;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let fns = device.fns();
+    let ext = &fns.khr_pipeline_executable_properties;
+    let info = vk::PipelineInfoKHR {
+        pipeline,
+        ..Default::default()
+    };
+    let mut count = 0u32;
+    (ext.get_pipeline_executable_properties_khr)(
+        device.handle(),
+        &info,
+        &mut count,
+        std::ptr::null_mut(),
+    )
+    .result()
+    .map_err(|e| format!("{e:?}"))?;
+    for index in 0..count {
+        let exe = vk::PipelineExecutableInfoKHR {
+            pipeline,
+            executable_index: index,
+            ..Default::default()
+        };
+        let mut n = 0u32;
+        (ext.get_pipeline_executable_internal_representations_khr)(
+            device.handle(),
+            &exe,
+            &mut n,
+            std::ptr::null_mut(),
+        )
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+        // First the sizes, then the data into buffers of those sizes.
+        let mut reps = vec![vk::PipelineExecutableInternalRepresentationKHR::default(); n as usize];
+        (ext.get_pipeline_executable_internal_representations_khr)(
+            device.handle(),
+            &exe,
+            &mut n,
+            reps.as_mut_ptr(),
+        )
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+        let mut data: Vec<Vec<u8>> = reps.iter().map(|r| vec![0u8; r.data_size]).collect();
+        for (r, d) in reps.iter_mut().zip(data.iter_mut()) {
+            r.p_data = d.as_mut_ptr().cast();
+        }
+        (ext.get_pipeline_executable_internal_representations_khr)(
+            device.handle(),
+            &exe,
+            &mut n,
+            reps.as_mut_ptr(),
+        )
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+        for (r, d) in reps.iter().zip(&data) {
+            let name = CStr::from_ptr(r.name.as_ptr()).to_string_lossy();
+            let ext = if r.is_text != 0 { "txt" } else { "bin" };
+            let len = if r.is_text != 0 {
+                d.iter().position(|&b| b == 0).unwrap_or(d.len())
+            } else {
+                r.data_size
+            };
+            let path = dir.join(format!("{stem}.{index}.{}.{ext}", file_stem(&name)));
+            std::fs::write(&path, &d[..len]).map_err(|e| e.to_string())?;
+        }
+        eprintln!("[nx_vulkan] pipeline dump {stem}: executable {index}, {n} representations");
+    }
+    let mut size = 0usize;
+    (fns.v1_0.get_pipeline_cache_data)(device.handle(), cache, &mut size, std::ptr::null_mut())
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+    let mut blob = vec![0u8; size];
+    (fns.v1_0.get_pipeline_cache_data)(device.handle(), cache, &mut size, blob.as_mut_ptr().cast())
+        .result()
+        .map_err(|e| format!("{e:?}"))?;
+    blob.truncate(size);
+    std::fs::write(dir.join(format!("{stem}.cache.bin")), &blob).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// # Safety
