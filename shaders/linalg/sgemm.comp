@@ -3,40 +3,41 @@
 // The fast path of `dot` for f32 operands whose K and N are multiples of 4 and whose
 // buffers are 16-byte aligned: every global access is a vec4.
 //
-// 128x128 output tile per workgroup of 256 threads, each thread 8x8 outputs in registers
-// (two 4x4 blocks 64 rows/columns apart, so shared-memory reads are conflict-free vec4
-// broadcasts). K advances BK (16; 8 measured slightly slower on an H200) at a time
-// through two shared-memory stages: the next stage is
-// loaded into registers while this one is multiplied, one barrier per step.
-// Accumulation is in f32 with fma, as cuBLAS does without TF32. Marking every loop
-// [[unroll]] made it slower on the H200 (31.5 TFLOP/s at 4096 against 36.2; raw
-// nvidia-h200-2026-12-01h), unlike hgemm.comp, whose accumulators are opaque matrices.
+// 128x128 output tile per workgroup of 128 threads, each thread 16x8 outputs in registers
+// (four 4-row groups 32 rows apart by two 4-column groups 64 apart, so shared-memory reads
+// are conflict-free vec4 broadcasts): about 210 registers, two workgroups per SM. Per k a
+// thread loads 6 vec4 from shared memory for 128 fma; the k loop is unrolled, so the
+// driver loads the next k's fragments during this one's products. K advances BK (8) at a
+// time through two shared-memory stages: the next stage is loaded into registers while
+// this one is multiplied, one barrier per step. Accumulation is in f32 with fma, as
+// cuBLAS does without TF32. On the H200 (raw nvidia-h200-2026-12-02f, call 4), 4096 runs
+// at 40.3-40.9 TFLOP/s and 8192 at 43.8, where the earlier kernel (256 threads of 8x8
+// outputs at 125 registers, its k loop left rolled: unrolled it crossed the 128 registers
+// that two such workgroups allow) ran 38.0-38.1 and 40.3; BK 16 here: 36.6-36.8 and 38.5.
 //
 // Exact tiles (EXACT_VIA_F64: the module for devices with f64 that do not promise to keep
 // f32 subnormals, NVIDIA's among them). Such a driver loses products of subnormal operands
-// and fma results below 2^-126. Each workgroup proves from the values it loads that
-// neither can happen in its tile: if no A value of its rows and no B value of its columns
-// is subnormal, and the exponent fields of the least nonzero ones add up to >= 174, every
-// product is a multiple of 2^-126, so is every partial sum, and no fma result is
-// subnormal: the f32 result stands, bit for bit what a device that keeps subnormals
-// computes. A tile without that proof is recomputed in f64 from the operands' bits
-// (exact products, one rounding) by the same workgroup: no host wait, no other launch.
-// The proof is folded into shared memory at each stage (subgroup minimum, one atomic per
-// subgroup), not kept in registers: on the H200 two running minima per thread took the
-// kernel to 137 registers, past the 128 that let an SM hold two workgroups (4096: 22.9
-// TFLOP/s), and f64 code inside the unrolled epilogue sent the accumulators to local
-// memory (2.3 TFLOP/s). As it is: 125 registers; 4096 36.0 TFLOP/s against the other
-// module's 38.2, 8192 38.1 against 40.3 (raw nvidia-h200-2026-12-01za, call 10).
+// and fma results below 2^-126 (its fma is FFMA.FTZ). Each workgroup proves from the
+// values it loads that neither can happen in its tile: if no A value of its rows and no B
+// value of its columns is subnormal, and the exponent fields of the least nonzero ones add
+// up to >= 174, every product is a multiple of 2^-126, so is every partial sum, and no fma
+// result is subnormal: the f32 result stands, bit for bit what a device that keeps
+// subnormals computes. A tile without that proof is recomputed in f64 from the operands'
+// bits (exact products, one rounding) by the same workgroup: no host wait, no other
+// launch. Each thread keeps the least keys of the values it loaded in two registers,
+// folded as it stores them to shared memory, and the workgroup combines them once after
+// the K loop. (Folded per stage through subgroup minima into shared memory, the proof cost
+// this kernel 10% at 4096: 36.2-36.6 TFLOP/s, raw nvidia-h200-2026-12-02f call 4; the
+// earlier kernel could not spare the two registers.)
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(EXACT_VIA_F64)
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "../common/types.glsl"
 #endif
 
-layout(local_size_x = 256) in;
+#define THREADS 128
+layout(local_size_x = THREADS) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
@@ -54,24 +55,11 @@ layout(push_constant) uniform Params {
 } pc;
 
 #if defined(EXACT_VIA_F64)
+#include "../common/least_keys.glsl"
+
 // The least magnitude keys of the tile's A values ([0]) and B values ([1]); [0] is set to
 // 0 where an earlier K range's sum could flush when added (split K).
 shared uint least_keys[2];
-
-// An f32's magnitude key: 2 |bits| - 2, so zeros (either sign) wrap to the top and the
-// least key of a set of values is that of its least nonzero magnitude.
-uint magnitude_key(float x) {
-    return (floatBitsToUint(x) << 1) - 2u;
-}
-
-uint least_key4(vec4 v) {
-    return min(min(magnitude_key(v.x), magnitude_key(v.y)), min(magnitude_key(v.z), magnitude_key(v.w)));
-}
-
-// The exponent field of the least nonzero magnitude (0: a subnormal; 255: none).
-uint least_exponent(uint key) {
-    return key >= 0xFFFFFFFEu ? 255u : (key + 2u) >> 24;
-}
 
 bool any_subnormal(vec4 v) {
     return any(lessThan((floatBitsToUint(v) & 0x7FFFFFFFu) - 1u, uvec4(0x007FFFFFu)));
@@ -100,10 +88,14 @@ vec4 narrow4(dvec4 d) {
 #define BM 128
 #define BN 128
 #ifndef BK
-#define BK 16
+#define BK 8
 #endif
+// Row groups (4 rows each, 32 apart) and column groups (4 columns each, 64 apart) of a
+// thread's outputs.
+#define PR 4
+#define QC 2
 // vec4 loads per thread per stage, for each of A and B.
-#define LOADS (BK / 8)
+#define LOADS (BK * 32 / THREADS)
 // A is stored transposed (k-major) so a thread reads its rows as vec4; one vec4 of
 // padding per k row makes the transposing stores conflict-free.
 shared vec4 as4[2][BK][BM / 4 + 1];
@@ -123,100 +115,62 @@ void main() {
     const uint b_base = batch * pc.k * n4;
     const uint c_base = batch * pc.m * n4;
 
-    // Loader roles, per load l: A tile 128 rows x BK k = 32*BK vec4 (row e/(BK/4), k quad
-    // e%(BK/4)); B tile BK k x 128 columns (k e/32, column quad e%32); e = lid + 256 l.
-    // The exact-tile module computes load l's row and k as load 0's plus a constant step
-    // (BK/4 divides 256), which kept it at 127 registers (125 now), not 129 (past the 128
-    // that let an SM hold two workgroups: 4096 30.3 TFLOP/s against 36.0); the other
-    // module keeps them in registers, 4% faster there (raw nvidia-h200-2026-12-01za).
-#if defined(EXACT_VIA_F64)
+    // Loader roles, per load l: A tile 128 rows x BK k (row e/(BK/4), k quad e%(BK/4));
+    // B tile BK k x 128 columns (k e/32, column quad e%32); e = lid + THREADS l, so load l's
+    // row and k are load 0's plus a constant step.
     const uint a_row0 = lid / (BK / 4), a_kq0 = (lid % (BK / 4)) * 4u;
     const uint b_k0 = lid >> 5, b_c40 = lid & 31u;
-    const bool b_col_in0 = col0_4 + b_c40 < n4;
-#define A_ROW(l) (a_row0 + (256u / (BK / 4)) * (l))
-#define A_KQ(l) a_kq0
-#define A_IN(l) (row0 + A_ROW(l) < pc.m)
-#define B_K(l) (b_k0 + 8u * (l))
-#define B_C4(l) b_c40
-#define B_IN(l) b_col_in0
-#else
-    uint a_row[LOADS], a_kq[LOADS], b_k[LOADS], b_c4[LOADS];
-    bool a_row_in[LOADS], b_col_in[LOADS];
-    for (uint l = 0u; l < LOADS; l++) {
-        const uint e = lid + 256u * l;
-        a_row[l] = e / (BK / 4);
-        a_kq[l] = (e % (BK / 4)) * 4u;
-        b_k[l] = e >> 5;
-        b_c4[l] = e & 31u;
-        a_row_in[l] = row0 + a_row[l] < pc.m;
-        b_col_in[l] = col0_4 + b_c4[l] < n4;
-    }
-#define A_ROW(l) a_row[l]
-#define A_KQ(l) a_kq[l]
-#define A_IN(l) a_row_in[l]
-#define B_K(l) b_k[l]
-#define B_C4(l) b_c4[l]
-#define B_IN(l) b_col_in[l]
-#endif
+    const bool b_col_in = col0_4 + b_c40 < n4;
+#define A_ROW(l) (a_row0 + (THREADS / (BK / 4)) * (l))
+#define B_K(l) (b_k0 + (THREADS / 32) * (l))
 
-    // Compute roles: rows ty*4.. and 64+ty*4.., columns tx*4.. and 64+tx*4...
-    // A warp covers 4 rows by 8 columns of threads (not 2 by 16): its reads of B's
-    // fragments are 8 distinct vec4s, one shared-memory wavefront instead of two (4096:
-    // 36.9 -> 38.0-38.7 TFLOP/s on the H200, 8192: 39.0 -> 40.3; raw
-    // nvidia-h200-2026-12-01s).
+    // Compute roles: rows p*32 + ty*4.., columns q*64 + tx*4... A warp covers 4 rows by 8
+    // columns of threads: its reads of B's fragments are 8 distinct vec4s, one
+    // shared-memory wavefront.
     const uint lane = lid & 31u, warp = lid >> 5;
     const uint tx = (warp & 1u) * 8u + (lane & 7u);
     const uint ty = (warp >> 1) * 4u + (lane >> 3);
 
-    vec4 acc[2][2][4];
-    for (int p = 0; p < 2; p++)
-        for (int q = 0; q < 2; q++)
-            for (int i = 0; i < 4; i++) acc[p][q][i] = vec4(0.0);
+    vec4 acc[PR][QC][4];
+    [[unroll]] for (int p = 0; p < PR; p++)
+        [[unroll]] for (int q = 0; q < QC; q++)
+            [[unroll]] for (int i = 0; i < 4; i++) acc[p][q][i] = vec4(0.0);
 
     vec4 va[LOADS], vb[LOADS];
 #define LOAD_STAGE(K0)                                                                          \
-    for (uint l = 0u; l < LOADS; l++) {                                                         \
-        va[l] = (A_IN(l) && (K0) + A_KQ(l) < pc.k_end)                                         \
-            ? a.v[a_base + (row0 + A_ROW(l)) * k4 + ((K0) + A_KQ(l)) / 4u] : vec4(0.0);         \
-        vb[l] = (B_IN(l) && (K0) + B_K(l) < pc.k_end)                                          \
-            ? b.v[b_base + ((K0) + B_K(l)) * n4 + col0_4 + B_C4(l)] : vec4(0.0);                 \
+    [[unroll]] for (uint l = 0u; l < LOADS; l++) {                                              \
+        va[l] = (row0 + A_ROW(l) < pc.m && (K0) + a_kq0 < pc.k_end)                             \
+            ? a.v[a_base + (row0 + A_ROW(l)) * k4 + ((K0) + a_kq0) / 4u] : vec4(0.0);           \
+        vb[l] = (b_col_in && (K0) + B_K(l) < pc.k_end)                                          \
+            ? b.v[b_base + ((K0) + B_K(l)) * n4 + col0_4 + b_c40] : vec4(0.0);                  \
     }
 #if defined(EXACT_VIA_F64)
-    // The stage's least keys, per subgroup, into least_keys (visible after the barrier).
-#define NOTE_LEAST()                                                                            \
-    {                                                                                           \
-        uint la = 0xFFFFFFFFu, lb = 0xFFFFFFFFu;                                                \
-        for (uint l = 0u; l < LOADS; l++) {                                                     \
-            la = min(la, least_key4(va[l]));                                                    \
-            lb = min(lb, least_key4(vb[l]));                                                    \
-        }                                                                                       \
-        la = subgroupMin(la);                                                                   \
-        lb = subgroupMin(lb);                                                                   \
-        if (subgroupElect()) {                                                                  \
-            atomicMin(least_keys[0], la);                                                       \
-            atomicMin(least_keys[1], lb);                                                       \
-        }                                                                                       \
-    }
+    // Running least keys of the values this thread loaded, folded as they are stored (the
+    // loads have landed by then).
+    uint least_a = 0xFFFFFFFFu, least_b = 0xFFFFFFFFu;
+#define NOTE_LEAST(l)                                                                           \
+    least_a = min(least_a, least_key4(va[l]));                                                  \
+    least_b = min(least_b, least_key4(vb[l]));
 #else
-#define NOTE_LEAST()
+#define NOTE_LEAST(l)
 #endif
 #define STORE_STAGE(S)                                                                          \
-    for (uint l = 0u; l < LOADS; l++) {                                                         \
-        as4[S][A_KQ(l) + 0u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].x;                           \
-        as4[S][A_KQ(l) + 1u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].y;                           \
-        as4[S][A_KQ(l) + 2u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].z;                           \
-        as4[S][A_KQ(l) + 3u][A_ROW(l) >> 2][A_ROW(l) & 3u] = va[l].w;                           \
-        bs4[S][B_K(l)][B_C4(l)] = vb[l];                                                        \
-    }                                                                                           \
-    NOTE_LEAST()
+    [[unroll]] for (uint l = 0u; l < LOADS; l++) {                                              \
+        NOTE_LEAST(l)                                                                           \
+        const uint r = A_ROW(l);                                                                \
+        as4[S][a_kq0 + 0u][r >> 2][r & 3u] = va[l].x;                                           \
+        as4[S][a_kq0 + 1u][r >> 2][r & 3u] = va[l].y;                                           \
+        as4[S][a_kq0 + 2u][r >> 2][r & 3u] = va[l].z;                                           \
+        as4[S][a_kq0 + 3u][r >> 2][r & 3u] = va[l].w;                                           \
+        bs4[S][B_K(l)][b_c40] = vb[l];                                                          \
+    }
 
 #if defined(EXACT_VIA_F64)
-    // Set before any subgroup folds into it (a fold that came first would be overwritten).
+    // Visible after the first stage's barrier.
     if (lid == 0u) {
         least_keys[0] = 0xFFFFFFFFu;
         least_keys[1] = 0xFFFFFFFFu;
     }
-    barrier();
 #endif
     uint k0 = pc.k_begin;
     uint stage = 0u;
@@ -230,12 +184,14 @@ void main() {
         if (more) {
             LOAD_STAGE(next);
         }
-        for (uint kk = 0u; kk < BK; kk++) {
-            vec4 ar[2] = vec4[2](as4[stage][kk][ty], as4[stage][kk][16u + ty]);
-            vec4 br[2] = vec4[2](bs4[stage][kk][tx], bs4[stage][kk][16u + tx]);
-            for (int p = 0; p < 2; p++)
-                for (int i = 0; i < 4; i++)
-                    for (int q = 0; q < 2; q++) acc[p][q][i] = fma(vec4(ar[p][i]), br[q], acc[p][q][i]);
+        [[unroll]] for (uint kk = 0u; kk < BK; kk++) {
+            vec4 ar[PR], br[QC];
+            [[unroll]] for (uint p = 0u; p < PR; p++) ar[p] = as4[stage][kk][p * 8u + ty];
+            [[unroll]] for (uint q = 0u; q < QC; q++) br[q] = bs4[stage][kk][q * 16u + tx];
+            [[unroll]] for (uint p = 0u; p < PR; p++)
+                [[unroll]] for (uint i = 0u; i < 4u; i++)
+                    [[unroll]] for (uint q = 0u; q < QC; q++)
+                        acc[p][q][i] = fma(vec4(ar[p][i]), br[q], acc[p][q][i]);
         }
         if (more) {
             STORE_STAGE(stage ^ 1u);
@@ -245,15 +201,18 @@ void main() {
     }
 
 #if defined(EXACT_VIA_F64)
-    // least_keys is complete: every stage's keys were noted before a barrier. With a split
-    // K, adding an earlier range's sum (which an exact tile may have left subnormal)
-    // must not flush either; a tile where it could is exact as a whole.
+    // The tile's least keys: every thread's, folded once (the last barrier of the K loop
+    // orders this after the initial values). With a split K, adding an earlier range's sum
+    // (which an exact tile may have left subnormal) must not flush either; a tile where it
+    // could is exact as a whole.
+    atomicMin(least_keys[0], least_a);
+    atomicMin(least_keys[1], least_b);
     if (pc.accumulate != 0u) {
         bool risky = false;
-        [[unroll]] for (uint p = 0u; p < 2u; p++) {
+        [[unroll]] for (uint p = 0u; p < PR; p++) {
             [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                const uint gr = row0 + p * 64u + ty * 4u + i;
-                [[unroll]] for (uint q = 0u; q < 2u; q++) {
+                const uint gr = row0 + p * 32u + ty * 4u + i;
+                [[unroll]] for (uint q = 0u; q < QC; q++) {
                     const uint gc4 = col0_4 + q * 16u + tx;
                     if (gr >= pc.m || gc4 >= n4) continue;
                     const vec4 before = c.v[c_base + gr * n4 + gc4];
@@ -262,16 +221,16 @@ void main() {
             }
         }
         if (risky) atomicMin(least_keys[0], 0u);
-        barrier();
     }
+    barrier();
     const uint ea = least_exponent(least_keys[0]), eb = least_exponent(least_keys[1]);
     if (ea == 0u || eb == 0u || ea + eb < 174u) {
         // No proof: this thread's outputs again, in f64 from the operands' bits.
-        for (uint p = 0u; p < 2u; p++) {
+        for (uint p = 0u; p < PR; p++) {
             for (uint i = 0u; i < 4u; i++) {
-                const uint gr = row0 + p * 64u + ty * 4u + i;
+                const uint gr = row0 + p * 32u + ty * 4u + i;
                 if (gr >= pc.m) continue;
-                for (uint q = 0u; q < 2u; q++) {
+                for (uint q = 0u; q < QC; q++) {
                     const uint gc4 = col0_4 + q * 16u + tx;
                     if (gc4 >= n4) continue;
                     const uint at = c_base + gr * n4 + gc4;
@@ -289,11 +248,11 @@ void main() {
     }
 #endif
 
-    for (uint p = 0u; p < 2u; p++) {
+    for (uint p = 0u; p < PR; p++) {
         for (uint i = 0u; i < 4u; i++) {
-            const uint gr = row0 + p * 64u + ty * 4u + i;
+            const uint gr = row0 + p * 32u + ty * 4u + i;
             if (gr >= pc.m) continue;
-            for (uint q = 0u; q < 2u; q++) {
+            for (uint q = 0u; q < QC; q++) {
                 const uint gc4 = col0_4 + q * 16u + tx;
                 if (gc4 >= n4) continue;
                 const uint at = c_base + gr * n4 + gc4;

@@ -10,6 +10,7 @@ mod common;
 
 use common::matmul::{check_matmul_f32, matmul_by_ones, row0_of_products};
 use common::*;
+use nx_vulkan::DType;
 
 #[test]
 fn register_blocked_products_of_subnormal_operands() {
@@ -46,4 +47,49 @@ fn split_contractions_keep_an_earlier_ranges_subnormal_sums() {
     let c = matmul_by_ones(&a, [m, k, n]);
     assert!(c[..n].iter().all(|&x| x == 2f32.powi(-140)), "{:e}", c[0]);
     assert!(c[n..2 * n].iter().all(|&x| x == 1.0));
+}
+
+/// Each tile's proof uses its own row block of A, column block of B and batch: two batches of 256x64 by 64x256, one
+/// tiny value in batch 1's second row block of A and one in batch 0's second column
+/// block of B. Row 0 of every row block holds 1, 2^-24, 2^-24 (times ones): the f32 path
+/// rounds its sum to 1, the exact path gives 1 + 2^-23. Only the tiles that see a tiny
+/// value lack the proof.
+#[test]
+fn each_tile_is_proven_from_its_own_blocks() {
+    let (batch, m, k, n) = (2, 256, 64, 256);
+    let mut a = vec![0f32; batch * m * k];
+    for bt in 0..batch {
+        for rb in 0..2 {
+            let row = (bt * m + rb * 128) * k;
+            a[row] = 1.0;
+            a[row + 1] = 2f32.powi(-24);
+            a[row + 2] = 2f32.powi(-24);
+        }
+    }
+    a[(m + 128 + 7) * k + 9] = 2f32.powi(-100);
+    let mut b = vec![1f32; batch * k * n];
+    b[10 * n + 130] = 2f32.powi(-100);
+    let c: Vec<f32> = download(
+        &nx_vulkan::ops::dot::dot(
+            &upload(&[batch, m, k], DType::F32, &a),
+            &[2],
+            &[0],
+            &upload(&[batch, k, n], DType::F32, &b),
+            &[1],
+            &[0],
+            DType::F32,
+        )
+        .unwrap(),
+    );
+    let exact = 1.0 + 2f32.powi(-23);
+    for bt in 0..batch {
+        for rb in 0..2 {
+            for col in 0..n {
+                let unproven = (bt == 1 && rb == 1) || (bt == 0 && col >= 128);
+                let got = c[(bt * m + rb * 128) * n + col];
+                let want = if unproven { exact } else { 1.0 };
+                assert_eq!(got, want, "batch {bt}, row block {rb}, column {col}");
+            }
+        }
+    }
 }

@@ -47,24 +47,13 @@ fn arranged(t: &Tensor, order: &[usize]) -> Result<Tensor> {
 /// Whether the register-blocked f32 kernel (sgemm.comp) serves this product: f32 in and
 /// out, K and N multiples of 4 and 16-byte aligned buffers (every access is a vec4), and an
 /// output of at least one full 128x128 tile. `NX_VULKAN_SGEMM=0` turns it off (to compare
-/// kernels or rule this one out).
+/// kernels or rule this one out). Its exact-tile module, where the device needs one, keeps
+/// f32 subnormals (sgemm.comp's header).
 fn sgemm_fits(a: &Tensor, b: &Tensor, c: &Tensor, m: usize, n: usize, k: usize) -> bool {
     [a, b, c]
         .iter()
         .all(|t| t.dtype == DType::F32 && t.block.addr.is_multiple_of(16))
         && sgemm_shape(m, n, k)
-        && sgemm_runs_exactly()
-}
-
-/// Whether sgemm.comp can run here without losing f32 subnormals: its exact-tile module,
-/// where the device needs it, folds with subgroup arithmetic, which a device may lack.
-/// Products then take the generic kernel, which accumulates in f64 on such devices
-/// (`subnormal_safe_accumulator`).
-fn sgemm_runs_exactly() -> bool {
-    crate::engine::engine().is_ok_and(|e| {
-        let i = e.info();
-        i.subgroup_arithmetic || !crate::kernels::sgemm_exact_tiles(i.f64, i.denorm_preserve_f32)
-    })
 }
 
 /// The shapes sgemm.comp takes (see `sgemm_fits`), unless `NX_VULKAN_SGEMM=0`.
