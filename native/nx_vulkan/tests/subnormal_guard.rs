@@ -8,9 +8,8 @@
 
 mod common;
 
-use common::matmul::{check_matmul_f32, matmul_by_ones, row0_of_products};
+use common::matmul::{batched_matmul_f32, check_matmul_f32, matmul_by_ones, row0_of_products};
 use common::*;
-use nx_vulkan::DType;
 
 #[test]
 fn register_blocked_products_of_subnormal_operands() {
@@ -69,18 +68,7 @@ fn each_tile_is_proven_from_its_own_blocks() {
     a[(m + 128 + 7) * k + 9] = 2f32.powi(-100);
     let mut b = vec![1f32; batch * k * n];
     b[10 * n + 130] = 2f32.powi(-100);
-    let c: Vec<f32> = download(
-        &nx_vulkan::ops::dot::dot(
-            &upload(&[batch, m, k], DType::F32, &a),
-            &[2],
-            &[0],
-            &upload(&[batch, k, n], DType::F32, &b),
-            &[1],
-            &[0],
-            DType::F32,
-        )
-        .unwrap(),
-    );
+    let c: Vec<f32> = download(&batched_matmul_f32(&a, &b, [batch, m, k, n]));
     let exact = 1.0 + 2f32.powi(-23);
     for bt in 0..batch {
         for rb in 0..2 {

@@ -163,25 +163,8 @@ unsafe fn write_dump(
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let fns = device.fns();
     let ext = &fns.khr_pipeline_executable_properties;
-    let info = vk::PipelineInfoKHR {
-        pipeline,
-        ..Default::default()
-    };
-    let mut count = 0u32;
-    (ext.get_pipeline_executable_properties_khr)(
-        device.handle(),
-        &info,
-        &mut count,
-        std::ptr::null_mut(),
-    )
-    .result()
-    .map_err(|e| format!("{e:?}"))?;
-    for index in 0..count {
-        let exe = vk::PipelineExecutableInfoKHR {
-            pipeline,
-            executable_index: index,
-            ..Default::default()
-        };
+    for exe in executables(device, pipeline).map_err(|e| format!("{e:?}"))? {
+        let index = exe.executable_index;
         let mut n = 0u32;
         (ext.get_pipeline_executable_internal_representations_khr)(
             device.handle(),
@@ -247,25 +230,8 @@ unsafe fn statistics(
 ) -> Result<Vec<String>, ash::vk::Result> {
     use ash::vk;
     let ext = &device.fns().khr_pipeline_executable_properties;
-    let info = vk::PipelineInfoKHR {
-        pipeline,
-        ..Default::default()
-    };
-    let mut count = 0u32;
-    (ext.get_pipeline_executable_properties_khr)(
-        device.handle(),
-        &info,
-        &mut count,
-        std::ptr::null_mut(),
-    )
-    .result()?;
     let mut lines = Vec::new();
-    for index in 0..count {
-        let exe = vk::PipelineExecutableInfoKHR {
-            pipeline,
-            executable_index: index,
-            ..Default::default()
-        };
+    for exe in executables(device, pipeline)? {
         let mut n = 0u32;
         (ext.get_pipeline_executable_statistics_khr)(
             device.handle(),
@@ -294,4 +260,35 @@ unsafe fn statistics(
         }
     }
     Ok(lines)
+}
+
+/// The executables of `pipeline` (a compute pipeline has one; the API allows more).
+///
+/// # Safety
+/// `pipeline` is a live pipeline of `device` created with a capture flag.
+unsafe fn executables(
+    device: &Arc<Device>,
+    pipeline: ash::vk::Pipeline,
+) -> Result<Vec<ash::vk::PipelineExecutableInfoKHR<'static>>, ash::vk::Result> {
+    use ash::vk;
+    let ext = &device.fns().khr_pipeline_executable_properties;
+    let info = vk::PipelineInfoKHR {
+        pipeline,
+        ..Default::default()
+    };
+    let mut count = 0u32;
+    (ext.get_pipeline_executable_properties_khr)(
+        device.handle(),
+        &info,
+        &mut count,
+        std::ptr::null_mut(),
+    )
+    .result()?;
+    Ok((0..count)
+        .map(|index| vk::PipelineExecutableInfoKHR {
+            pipeline,
+            executable_index: index,
+            ..Default::default()
+        })
+        .collect())
 }

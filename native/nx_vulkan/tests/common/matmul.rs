@@ -15,16 +15,7 @@ pub fn check_matmul_f32([batch, m, k, n]: [usize; 4], scale: (f32, f32), rng: &m
     };
     let a = scaled(batch * m * k, scale.0);
     let b = scaled(batch * k * n, scale.1);
-    let t = dot(
-        &upload(&[batch, m, k], DType::F32, &a),
-        &[2],
-        &[0],
-        &upload(&[batch, k, n], DType::F32, &b),
-        &[1],
-        &[0],
-        DType::F32,
-    )
-    .unwrap();
+    let t = batched_matmul_f32(&a, &b, [batch, m, k, n]);
     assert_eq!(t.shape, vec![batch, m, n]);
     let got: Vec<f32> = download(&t);
     let mut want = vec![(0f64, 0f64); batch * m * n];
@@ -79,4 +70,19 @@ pub fn matmul_by_ones(a: &[f32], [m, k, n]: [usize; 3]) -> Vec<f32> {
         )
         .unwrap(),
     )
+}
+
+/// The f32 product of `a` (batch x m x k) and `b` (batch x k x n) through `dot`, with
+/// the first axis as the batch.
+pub fn batched_matmul_f32(a: &[f32], b: &[f32], [batch, m, k, n]: [usize; 4]) -> nx_vulkan::Tensor {
+    dot(
+        &upload(&[batch, m, k], DType::F32, a),
+        &[2],
+        &[0],
+        &upload(&[batch, k, n], DType::F32, b),
+        &[1],
+        &[0],
+        DType::F32,
+    )
+    .unwrap()
 }
