@@ -5,9 +5,9 @@
 //
 // 128x128 output tile per workgroup of 128 threads, each thread 16x8 outputs in registers
 // (four 4-row groups 32 rows apart by two 4-column groups 64 apart, so shared-memory reads
-// are conflict-free vec4 broadcasts): about 210 registers, two workgroups per SM. Per k a
-// thread loads 6 vec4 from shared memory for 128 fma; the k loop is unrolled, so the
-// driver loads the next k's fragments during this one's products. K advances BK (8) at a
+// are conflict-free vec4 broadcasts): 212 registers (231 in the exact-tile module), two
+// workgroups per SM. Per k a thread loads 6 vec4 from shared memory for 128 fma; the k
+// loop is unrolled, so the driver loads the next k's fragments during this one's products. K advances BK (8) at a
 // time through two shared-memory stages: the next stage is loaded into registers while
 // this one is multiplied, one barrier per step. Accumulation is in f32 with fma, as
 // cuBLAS does without TF32. On the H200 (raw nvidia-h200-2026-12-02f, call 4), 4096 runs
@@ -55,11 +55,24 @@ layout(push_constant) uniform Params {
 } pc;
 
 #if defined(EXACT_VIA_F64)
-#include "../common/least_keys.glsl"
-
 // The least magnitude keys of the tile's A values ([0]) and B values ([1]); [0] is set to
 // 0 where an earlier K range's sum could flush when added (split K).
 shared uint least_keys[2];
+
+// An f32's magnitude key: 2 |bits| - 2, so zeros (either sign) wrap to the top and the
+// least key of a set of values is that of its least nonzero magnitude.
+uint magnitude_key(float x) {
+    return (floatBitsToUint(x) << 1) - 2u;
+}
+
+uint least_key4(vec4 v) {
+    return min(min(magnitude_key(v.x), magnitude_key(v.y)), min(magnitude_key(v.z), magnitude_key(v.w)));
+}
+
+// The exponent field of the least nonzero magnitude (0: a subnormal; 255: none).
+uint least_exponent(uint key) {
+    return key >= 0xFFFFFFFEu ? 255u : (key + 2u) >> 24;
+}
 
 bool any_subnormal(vec4 v) {
     return any(lessThan((floatBitsToUint(v) & 0x7FFFFFFFu) - 1u, uvec4(0x007FFFFFu)));

@@ -48,9 +48,9 @@ fn split_contractions_keep_an_earlier_ranges_subnormal_sums() {
     assert!(c[n..2 * n].iter().all(|&x| x == 1.0));
 }
 
-/// Each tile's proof uses its own row block of A, column block of B and batch: two batches of 256x64 by 64x256, one
-/// tiny value in batch 1's second row block of A and one in batch 0's second column
-/// block of B. Row 0 of every row block holds 1, 2^-24, 2^-24 (times ones): the f32 path
+/// Each tile's proof uses its own row block of A, column block of B and batch: two
+/// batches of 256x64 by 64x256, one tiny value in batch 1's second row block of A and one
+/// in batch 0's second column block of B. Row 0 of every row block holds 1, 2^-24, 2^-24 (times ones): the f32 path
 /// rounds its sum to 1, the exact path gives 1 + 2^-23. Only the tiles that see a tiny
 /// value lack the proof.
 #[test]

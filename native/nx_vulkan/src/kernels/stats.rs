@@ -159,31 +159,17 @@ unsafe fn write_dump(
     dir: &std::path::Path,
     stem: &str,
 ) -> Result<(), String> {
-    use ash::vk;
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let fns = device.fns();
     let ext = &fns.khr_pipeline_executable_properties;
     for exe in executables(device, pipeline).map_err(|e| format!("{e:?}"))? {
         let index = exe.executable_index;
-        let mut n = 0u32;
-        (ext.get_pipeline_executable_internal_representations_khr)(
-            device.handle(),
-            &exe,
-            &mut n,
-            std::ptr::null_mut(),
-        )
-        .result()
-        .map_err(|e| format!("{e:?}"))?;
         // First the sizes, then the data into buffers of those sizes.
-        let mut reps = vec![vk::PipelineExecutableInternalRepresentationKHR::default(); n as usize];
-        (ext.get_pipeline_executable_internal_representations_khr)(
-            device.handle(),
-            &exe,
-            &mut n,
-            reps.as_mut_ptr(),
-        )
-        .result()
+        let mut reps = filled(|n, p| {
+            (ext.get_pipeline_executable_internal_representations_khr)(device.handle(), &exe, n, p)
+        })
         .map_err(|e| format!("{e:?}"))?;
+        let mut n = reps.len() as u32;
         let mut data: Vec<Vec<u8>> = reps.iter().map(|r| vec![0u8; r.data_size]).collect();
         for (r, d) in reps.iter_mut().zip(data.iter_mut()) {
             r.p_data = d.as_mut_ptr().cast();
@@ -232,23 +218,10 @@ unsafe fn statistics(
     let ext = &device.fns().khr_pipeline_executable_properties;
     let mut lines = Vec::new();
     for exe in executables(device, pipeline)? {
-        let mut n = 0u32;
-        (ext.get_pipeline_executable_statistics_khr)(
-            device.handle(),
-            &exe,
-            &mut n,
-            std::ptr::null_mut(),
-        )
-        .result()?;
-        let mut stats = vec![vk::PipelineExecutableStatisticKHR::default(); n as usize];
-        (ext.get_pipeline_executable_statistics_khr)(
-            device.handle(),
-            &exe,
-            &mut n,
-            stats.as_mut_ptr(),
-        )
-        .result()?;
-        for s in &stats[..n as usize] {
+        let stats = filled(|n, p| {
+            (ext.get_pipeline_executable_statistics_khr)(device.handle(), &exe, n, p)
+        })?;
+        for s in &stats {
             let name = CStr::from_ptr(s.name.as_ptr()).to_string_lossy();
             let value = match s.format {
                 vk::PipelineExecutableStatisticFormatKHR::BOOL32 => s.value.b32.to_string(),
@@ -291,4 +264,21 @@ unsafe fn executables(
             ..Default::default()
         })
         .collect())
+}
+
+/// The items of a Vulkan query that reports its count first (a null array), then fills an
+/// array of that many: `call(count, array)`.
+///
+/// # Safety
+/// `call` must be such a query, safe to call with a null array and with one of `*count`
+/// default items.
+unsafe fn filled<T: Default + Clone>(
+    mut call: impl FnMut(&mut u32, *mut T) -> ash::vk::Result,
+) -> Result<Vec<T>, ash::vk::Result> {
+    let mut n = 0u32;
+    call(&mut n, std::ptr::null_mut()).result()?;
+    let mut items = vec![T::default(); n as usize];
+    call(&mut n, items.as_mut_ptr()).result()?;
+    items.truncate(n as usize);
+    Ok(items)
 }
