@@ -350,18 +350,30 @@ fn mlp_parts(reps: usize, burst: usize) {
 
 /// An n x n matmul of `ty` operands (f16 and bf16 ones converted from f32 data).
 fn matmul(n: usize, reps: usize, burst: usize, ty: DType) {
-    let operand = |seed| {
-        let t = Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, seed)).unwrap();
+    matmul_shape([n, n, n], reps, burst, ty);
+}
+
+/// An (m x k) by (k x n) matmul of `ty` operands; its size reads `n` when square, else
+/// `MxNxK`.
+fn matmul_shape([m, n, k]: [usize; 3], reps: usize, burst: usize, ty: DType) {
+    let operand = |rows, cols, seed| {
+        let bytes = f32_bytes(rows * cols, seed);
+        let t = Tensor::from_bytes(&[rows, cols], DType::F32, &bytes).unwrap();
         nx_vulkan::ops::elementwise::as_type(&t, ty).unwrap()
     };
-    let (ta, tb) = (operand(1), operand(2));
+    let (ta, tb) = (operand(m, k, 1), operand(k, n, 2));
     let t = burst_seconds(reps, burst, &|| {
         dot(&ta, &[1], &[], &tb, &[0], &[], ty).unwrap()
     });
+    let size = if m == n && n == k {
+        format!("{n}")
+    } else {
+        format!("{m}x{n}x{k}")
+    };
     emit(
         &format!("matmul_{}", ty.name()),
-        &format!("{n}"),
-        2.0 * (n as f64).powi(3) / t / 1e12,
+        &size,
+        2.0 * (m * n * k) as f64 / t / 1e12,
         "TFLOP/s",
         &format!(",\"time_us\":{:.1}", t * 1e6),
     );
@@ -505,6 +517,32 @@ fn main() {
         let (r, b) = reps(n);
         matmul(n, r, b, DType::F16);
         matmul(n, r, b, DType::BF16);
+    }
+    // `--only mm --mm 4096x4224x4096,...` (M x N x K): f32, f16 and bf16 matmuls of those
+    // shapes, to tell a tile's rate from how the tiles fill the GPU.
+    let shapes: Vec<[usize; 3]> = match args.iter().position(|a| a == "--mm") {
+        Some(i) => args[i + 1]
+            .split(',')
+            .map(|s| {
+                let v: Vec<usize> = s.split('x').map(|x| x.parse().unwrap()).collect();
+                [v[0], v[1], v[2]]
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    // NX_BENCH_MM_BURST: launches per timed burst there (default 3, as PyTorch's side);
+    // NX_BENCH_MM_TYPES: which of f32,f16,bf16.
+    let mm_burst = std::env::var("NX_BENCH_MM_BURST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let mm_types = std::env::var("NX_BENCH_MM_TYPES").unwrap_or("f32,f16,bf16".into());
+    for &shape in shapes.iter().filter(|_| only.is_some() && want("mm")) {
+        for ty in [DType::F32, DType::F16, DType::BF16] {
+            if mm_types.split(',').any(|t| t == ty.name()) {
+                matmul_shape(shape, 5, mm_burst, ty);
+            }
+        }
     }
     // `--only matmul_f64`: the generic kernel's f64 products (not in the default set).
     for &n in sizes

@@ -6,9 +6,9 @@
 //! Reuse is stream-ordered, as CUDA's caching allocators do it: a block returns to its pool
 //! when its last `Arc` drops (the tensor's term was garbage collected), even while batches
 //! that use it are still on the GPU; they keep the buffer itself alive, not the block. A
-//! buffer keeps its id across owners, so the stream's hazard tracking sees a new owner's
-//! writes after an old owner's reads in the same batch and puts a barrier between them;
-//! across batches, the end-of-batch barrier orders everything. Which buffers an
+//! buffer keeps its id across owners, so the stream's hazard tracking (which spans
+//! batches) sees a new owner's writes after an old owner's uses and puts a barrier between
+//! them, unless those uses' batches have completed. Which buffers an
 //! allocation may take is [`Use`]'s business: the host may only write idle ones.
 
 use crate::error::{Error, Result};
@@ -43,10 +43,10 @@ pub enum HostAccess {
 /// What an allocation is for, which decides the pooled buffers it may take.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Use {
-    /// Written by GPU work recorded from now on: any buffer whose earlier uses are in
-    /// submitted batches, and, for large ones, in the open batch too (a barrier then orders
-    /// the new writes after the old uses; for small buffers a fresh one is cheaper than the
-    /// lost overlap).
+    /// Written by GPU work recorded from now on: an idle buffer, else one whose earlier
+    /// uses are in submitted batches, and, for large ones, in the open batch too (a barrier
+    /// then orders the new writes after the old uses; for small buffers a fresh one is
+    /// cheaper than the lost overlap).
     Device,
     /// Written by the host before any GPU use: only buffers no batch is still using.
     Host,
@@ -283,8 +283,13 @@ impl Memory {
         };
         let pooled = {
             let mut p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
+            // Idle buffers first: one that running work still uses costs the new owner a
+            // barrier, which waits for everything in flight.
             let hit = p.free.get_mut(&class).and_then(|v| {
-                let i = v.iter().take(POOL_SCAN).position(|e| usable(e.last_use))?;
+                let scan = || v.iter().take(POOL_SCAN);
+                let i = scan()
+                    .position(|e| e.last_use <= done)
+                    .or_else(|| scan().position(|e| usable(e.last_use)))?;
                 v.remove(i)
             });
             if hit.is_some() {
