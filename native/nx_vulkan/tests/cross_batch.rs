@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use nx_vulkan::ops::creation::{constant, Scalar};
 use nx_vulkan::ops::elementwise::{binary, BinaryOp};
 use nx_vulkan::{engine, DType, Tensor};
 
@@ -52,8 +53,11 @@ fn later_batches_wait_only_for_what_they_touch() {
 
     // A buffer that a submitted batch still reads is written by a new owner only after a
     // barrier. `completed` moves only when the stream retires batches (at a submit or a
-    // wait), so the batch that reads `y` is not known finished here.
+    // wait), and a long add in the batch that reads `y` keeps it running past the retire
+    // that follows its submit.
     let y_id = y.block.id;
+    let long = constant(&[1 << 24], F, Scalar::Float(1.0)).unwrap();
+    let _busy = add(&long, &long);
     let r = add(&y, &a);
     drop(y);
     e.stream.flush().unwrap();

@@ -43,7 +43,8 @@ fn buffers_are_reused_in_stream_order() {
     assert_ne!(z.block.id, y_id, "took a small buffer the open batch uses");
 
     // Once that batch is submitted (not finished: nothing waited), GPU work may take it;
-    // the end-of-batch barrier orders the old reads before the new writes.
+    // a barrier (the stream's hazard tracking spans batches) orders the old reads before
+    // the new writes.
     e.stream.flush().unwrap();
     let v = add(&x, &x);
     assert_eq!(
