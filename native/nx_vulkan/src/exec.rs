@@ -263,16 +263,22 @@ impl Stream {
             st.cb = Some(Open(cb));
             st.bound = None;
         }
-        // A read after a write always waits (the barrier also makes the data visible), and
-        // so does a write to a block its owner wrote before (kernels that update a block,
-        // such as a split K's later ranges, declare it as written only). Otherwise a write
-        // after a use waits unless that use's batch has completed: a pooled buffer's new
-        // owner overwrites what the old one left once the old batches have finished.
+        // A read after its owner's GPU write always waits (the barrier also makes the data
+        // visible), and so does a write to a block its owner wrote before (kernels that
+        // update a block, such as a split K's later ranges, declare it as written only).
+        // Otherwise an access waits only for uses in batches not yet completed: a pooled
+        // buffer's new owner, which overwrites (on the GPU) or uploads (through a mapping)
+        // its data, owes nothing to the old owner's finished work. (Completion is what the
+        // progress marker or a fence shows; the marker is written after a barrier on all
+        // earlier commands, so every earlier command has finished by then.)
         let completed = self.order.completed.load(Ordering::Acquire);
         let pending = |m: &HashMap<u64, u64>, id| m.get(&id).is_some_and(|&s| s > completed);
         let hazard = st.written.len() + st.read.len() >= MAX_TRACKED
             || accesses.iter().any(|a| match a {
-                Access::Read(b) => st.written.contains_key(&b.id),
+                Access::Read(b) if b.last_write.load(Ordering::Acquire) != 0 => {
+                    st.written.contains_key(&b.id)
+                }
+                Access::Read(b) => pending(&st.written, b.id),
                 Access::Write(b) if b.last_write.load(Ordering::Acquire) != 0 => {
                     st.written.contains_key(&b.id) || pending(&st.read, b.id)
                 }
@@ -334,6 +340,16 @@ impl Stream {
             (Some(last), Some(p)) => p.reached(last.seq),
             (Some(_), None) => false,
         }
+    }
+
+    /// The batch being recorded (the next to be submitted).
+    pub fn open_batch(&self) -> u64 {
+        self.order.open.load(Ordering::Acquire)
+    }
+
+    /// The last batch known to have completed (as of the last retirement).
+    pub fn completed_batch(&self) -> u64 {
+        self.order.completed.load(Ordering::Acquire)
     }
 
     /// Records one compute dispatch with 128 bytes of push constants.
@@ -497,6 +513,9 @@ impl Stream {
             let Submitted { fence, .. } = done;
             self.fences.give_back(fence);
         }
+        // Reads in completed batches order nothing any more (see `record`).
+        let completed = self.order.completed.load(Ordering::Acquire);
+        st.read.retain(|_, &mut seq| seq > completed);
         Ok(())
     }
 
