@@ -6,10 +6,11 @@
 //! external synchronization). No lock is held while waiting on a fence.
 
 use crate::error::{Error, Result};
+use crate::exec_hazards::Hazards;
 use crate::exec_pool::{FencePool, RecyclingAllocator};
 use crate::exec_progress::{spin_on_fence, wait_fence, Progress, SPIN_BEFORE_BLOCKING};
 use crate::memory::{Block, StreamOrder};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use vulkano::buffer::{BufferContents, Subbuffer};
@@ -60,11 +61,8 @@ struct Recording {
     keep: Vec<Subbuffer<[u8]>>,
     keep_pipelines: Vec<Arc<ComputePipeline>>,
     bound: Option<u64>,
-    /// Blocks written and read since the last full barrier, by id, each with the batch of
-    /// its last such access. They span batches: a batch's end orders only the host's view
-    /// (see `end_of_batch_barrier`), so independent work of the next batch overlaps it.
-    written: HashMap<u64, u64>,
-    read: HashMap<u64, u64>,
+    /// What earlier work touched, across batches (see `exec_hazards`).
+    hazards: Hazards,
     in_flight: VecDeque<Submitted>,
     /// Set when a submit failed (see `submit_locked`).
     failed: Option<Error>,
@@ -167,10 +165,6 @@ fn end_of_batch_barrier() -> DependencyInfo {
     }
 }
 
-/// Entries the hazard maps hold before a full barrier empties them (they otherwise grow
-/// with every block a run of independent launches touches).
-const MAX_TRACKED: usize = 4096;
-
 impl Stream {
     /// A stream on `queue`, advancing `order` as batches are submitted and complete.
     /// `device_is_cpu` turns off eager submission (see `eager_submission`).
@@ -193,8 +187,7 @@ impl Stream {
                 keep: Vec::new(),
                 keep_pipelines: Vec::new(),
                 bound: None,
-                written: HashMap::new(),
-                read: HashMap::new(),
+                hazards: Hazards::default(),
                 in_flight: VecDeque::new(),
                 failed: None,
             }),
@@ -263,34 +256,14 @@ impl Stream {
             st.cb = Some(Open(cb));
             st.bound = None;
         }
-        // A read after its owner's GPU write always waits (the barrier also makes the data
-        // visible), and so does a write to a block its owner wrote before (kernels that
-        // update a block, such as a split K's later ranges, declare it as written only).
-        // Otherwise an access waits only for uses in batches not yet completed: a pooled
-        // buffer's new owner, which overwrites (on the GPU) or uploads (through a mapping)
-        // its data, owes nothing to the old owner's finished work. (Completion is what the
-        // progress marker or a fence shows; the marker is written after a barrier on all
-        // earlier commands, so every earlier command has finished by then.)
         let completed = self.order.completed.load(Ordering::Acquire);
-        let pending = |m: &HashMap<u64, u64>, id| m.get(&id).is_some_and(|&s| s > completed);
-        let hazard = st.written.len() + st.read.len() >= MAX_TRACKED
-            || accesses.iter().any(|a| match a {
-                Access::Read(b) if b.last_write.load(Ordering::Acquire) != 0 => {
-                    st.written.contains_key(&b.id)
-                }
-                Access::Read(b) => pending(&st.written, b.id),
-                Access::Write(b) if b.last_write.load(Ordering::Acquire) != 0 => {
-                    st.written.contains_key(&b.id) || pending(&st.read, b.id)
-                }
-                Access::Write(b) => pending(&st.written, b.id) || pending(&st.read, b.id),
-            });
+        let hazard = st.hazards.need_barrier(accesses, completed);
         let seq = st.seq;
         let st = &mut *st;
         let cb = &mut st.cb.as_mut().expect("opened above").0;
         if hazard {
             unsafe { cb.pipeline_barrier_unchecked(&full_barrier()) };
-            st.written.clear();
-            st.read.clear();
+            st.hazards.clear();
             self.barriers.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(p) = pipeline {
@@ -304,14 +277,11 @@ impl Stream {
             }
         }
         record(cb)?;
+        st.hazards.note(accesses, seq);
         for a in accesses {
             let b = match a {
-                Access::Read(b) => {
-                    st.read.insert(b.id, seq);
-                    b
-                }
+                Access::Read(b) => b,
                 Access::Write(b) => {
-                    st.written.insert(b.id, seq);
                     b.last_write.store(seq, Ordering::Release);
                     b
                 }
@@ -513,9 +483,8 @@ impl Stream {
             let Submitted { fence, .. } = done;
             self.fences.give_back(fence);
         }
-        // Reads in completed batches order nothing any more (see `record`).
-        let completed = self.order.completed.load(Ordering::Acquire);
-        st.read.retain(|_, &mut seq| seq > completed);
+        st.hazards
+            .retire(self.order.completed.load(Ordering::Acquire));
         Ok(())
     }
 

@@ -9,6 +9,7 @@ pub mod dtype;
 pub mod engine;
 pub mod error;
 pub mod exec;
+mod exec_hazards;
 mod exec_pool;
 mod exec_progress;
 pub mod kernels;
