@@ -50,9 +50,9 @@ fn split_contractions_keep_an_earlier_ranges_subnormal_sums() {
 
 /// Each tile's proof uses its own row block of A, column block of B and batch: two
 /// batches of 256x64 by 64x256, one tiny value in batch 1's second row block of A and one
-/// in batch 0's second column block of B. Row 0 of every row block holds 1, 2^-24, 2^-24 (times ones): the f32 path
-/// rounds its sum to 1, the exact path gives 1 + 2^-23. Only the tiles that see a tiny
-/// value lack the proof.
+/// in batch 0's second column block of B. Row 0 of every row block holds 1, 2^-24, 2^-24
+/// (times ones): the f32 path rounds its sum to 1, the exact path gives 1 + 2^-23. Only
+/// the tiles that see a tiny value lack the proof.
 #[test]
 fn each_tile_is_proven_from_its_own_blocks() {
     let (batch, m, k, n) = (2, 256, 64, 256);
