@@ -20,9 +20,11 @@
 // left as loops, the accumulator arrays went to memory and the kernel ran 4x slower on an
 // H200. Shapes: M and N multiples of 128, K of 32, 16-byte aligned operands (`hgemm_fits`
 // in native/nx_vulkan/src/ops/dot.rs). On the H200 the wide modules run f16 4096 at
-// 281-284 TFLOP/s and bf16 at 268-272 (255-260 before the loads ran two steps ahead; 248-251
-// with eight 64x64 subgroups on 128x256 tiles and one stage; two stages of K 16 there: 134;
-// B fragments loaded straight from global memory, on the NV extension: 57-62). The
+// 293-298 TFLOP/s and bf16 at 299-303 (raw nvidia-h200-2026-12-02j; 268-272 before the
+// shared stores were free of bank conflicts and the barrier sat mid-step; 255-260 before
+// the loads ran two steps ahead; 248-251 with eight 64x64 subgroups on 128x256 tiles and
+// one stage; two stages of K 16 there: 134; B fragments loaded straight from global
+// memory, on the NV extension: 57-62). The
 // driver's code for it (NX_VULKAN_PIPELINE_DUMP, DEVELOPERS.md) is HMMA.16816.F32 fed by
 // LDSM.16.M88.4 (A) and LDSM.16.MT88.4 (B): 64 products, 16 fragment loads, 8 global loads
 // and 8 shared stores per subgroup and step.
@@ -119,18 +121,30 @@ void main() {
     const uint a_base = batch * pc.m * k8;
     const uint b_base = batch * pc.k * n8;
 
-    // Loader roles: quad e = lid + THREADS l of the A tile (row e / (BK / 8)) and of the B
-    // tile (k row e / (BN / 8)).
-    uint a_row[LA], a_q[LA], b_k[LB], b_q[LB];
+    // Loader roles: quad e = lid + THREADS l of the A tile (row, quad) and of the B tile
+    // (k row e / (BN / 8), quad e % (BN / 8)). A 128-bit shared store runs in four
+    // phases of eight invocations, so each eight must hit eight different 16-byte bank
+    // groups: in the A tile (rows of AS = 5 quads) eight invocations take rows r and r + 4
+    // (5 x 4 = 20 = 4 mod 8 quads apart), four quads each, still reading two whole 64-byte
+    // runs of global memory. Consecutive rows collide (rows r and r + 1 start 5 quads
+    // apart, so their quads 0 and 3 share a bank group): the old mapping did, and one
+    // quad per row for eight rows made global reads of 16 bytes per row (raw
+    // nvidia-h200-2026-12-02j).
+    uint ia[LA], ib[LB];
+    uint a_st[LA], b_st[LB];
     [[unroll]] for (uint l = 0u; l < LA; l++) {
         const uint e = lid + THREADS * l;
-        a_row[l] = e / (BK / 8);
-        a_q[l] = e % (BK / 8);
+        const uint row = (e / 32u) * 8u + (e % 32u) / 8u + 4u * ((e % 8u) / 4u);
+        const uint q = e % 4u;
+        ia[l] = a_base + (row0 + row) * k8 + pc.k_begin / 8u + q;
+        a_st[l] = row * AS + q;
     }
     [[unroll]] for (uint l = 0u; l < LB; l++) {
         const uint e = lid + THREADS * l;
-        b_k[l] = e / (BN / 8);
-        b_q[l] = e % (BN / 8);
+        const uint kr = e / (BN / 8);
+        const uint q = e % (BN / 8);
+        ib[l] = b_base + (pc.k_begin + kr) * n8 + col0 / 8u + q;
+        b_st[l] = kr * BS + q;
     }
 
     // This subgroup's part of the tile: rows wr * WM.., columns wc * WN...
@@ -150,49 +164,63 @@ void main() {
     }
 
     // Step s multiplies stage s & 1. Its operands were loaded into registers during step
-    // s - 2 and stored during step s - 1, right after that step's barrier: the stores wait
-    // on loads issued a whole step earlier. (Stored at the end of the step that loaded
-    // them, the driver moved the stores up among that step's products, to free registers,
-    // and each subgroup stalled there on its global loads: raw nvidia-h200-2026-12-02f.)
+    // s - 2 and stored during step s - 1, after the products of its first half: the
+    // stores wait on loads issued a whole step earlier. (Stored at the end of the step
+    // that loaded them, the driver moved the stores up among that step's products, to
+    // free registers, and each subgroup stalled there on its global loads: raw
+    // nvidia-h200-2026-12-02f.)
     uvec4 va[LA], vb[LB];
-    const uint kq0 = pc.k_begin / 8u;
     const uint steps = (pc.k_end - pc.k_begin) / BK;
+    const uint b_step = BK * n8;
+#define A_AT(L, S) (ia[L] + (S) * (BK / 8u))
+#define B_AT(L, S) (ib[L] + (S) * b_step)
 #define LOAD_STEP(S)                                                                            \
     {                                                                                           \
-        const uint kq = kq0 + (S) * (BK / 8u);                                                  \
-        const uint kk = pc.k_begin + (S) * BK;                                                  \
-        [[unroll]] for (uint l = 0u; l < LA; l++)                                               \
-            va[l] = a.v[a_base + (row0 + a_row[l]) * k8 + kq + a_q[l]];                         \
-        [[unroll]] for (uint l = 0u; l < LB; l++)                                               \
-            vb[l] = b.v[b_base + (kk + b_k[l]) * n8 + col0 / 8u + b_q[l]];                      \
+        [[unroll]] for (uint l = 0u; l < LA; l++) va[l] = a.v[A_AT(l, S)];                      \
+        [[unroll]] for (uint l = 0u; l < LB; l++) vb[l] = b.v[B_AT(l, S)];                      \
     }
 #define STORE_STAGE(ST)                                                                         \
     {                                                                                           \
-        [[unroll]] for (uint l = 0u; l < LA; l++) as_[(ST) * BM * AS + a_row[l] * AS + a_q[l]] = va[l]; \
-        [[unroll]] for (uint l = 0u; l < LB; l++) bs_[(ST) * BK * BS + b_k[l] * BS + b_q[l]] = vb[l]; \
+        [[unroll]] for (uint l = 0u; l < LA; l++) as_[(ST) * BM * AS + a_st[l]] = va[l];        \
+        [[unroll]] for (uint l = 0u; l < LB; l++) bs_[(ST) * BK * BS + b_st[l]] = vb[l];        \
     }
+#define FRAGMENTS(ST, KK, FA, FB)                                                               \
+    {                                                                                           \
+        [[unroll]] for (uint i = 0u; i < TM; i++)                                               \
+            coopMatLoad(FA[i], as_, (ST) * BM * AS + (wr * WM + i * 16u) * AS + (KK) / 8u, AS, ROW_MAJOR); \
+        [[unroll]] for (uint j = 0u; j < TN; j++)                                               \
+            coopMatLoad(FB[j], bs_, (ST) * BK * BS + (KK) * BS + (wc * WN + j * 16u) / 8u, BS, ROW_MAJOR); \
+    }
+#define PRODUCTS(FA, FB)                                                                        \
+    [[unroll]] for (uint i = 0u; i < TM; i++)                                                   \
+        [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAdd(FA[i], FB[j], acc[i][j]);
     LOAD_STEP(0u);
     STORE_STAGE(0u);
     if (steps > 1u) LOAD_STEP(1u);
+    // Each step: the fragments of its first half (K 0..15) from stage s & 1; the stores
+    // of step s + 1's operands into the other stage (last read in step s - 1, before the
+    // previous barrier) and the loads for step s + 2; the first half's products; the
+    // second half's fragments; the barrier; the second half's products. Those have their
+    // operands in registers, so each subgroup's tensor work spans the barrier instead of
+    // waiting behind it, and the stores reach shared memory while the first half's
+    // products run (bf16 4096: 283-287 -> 299-303 TFLOP/s, raw nvidia-h200-2026-12-02j).
+    // One barrier per step still orders everything: a stage is written only after the
+    // barrier that follows every subgroup's last read of it, and read only after the
+    // barrier that follows its stores.
+    barrier();
     for (uint s = 0u; s < steps; s++) {
         const uint st = s & 1u;
-        // Every subgroup is done with step s - 1, which read stage st ^ 1, and stored
-        // stage st before this barrier.
-        barrier();
+        AM fa0[TM], fa1[TM];
+        BM_ fb0[TN], fb1[TN];
+        FRAGMENTS(st, 0u, fa0, fb0);
         if (s + 1u < steps) {
             STORE_STAGE(st ^ 1u);
             if (s + 2u < steps) LOAD_STEP(s + 2u);
         }
-        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            AM fa[TM];
-            BM_ fb[TN];
-            [[unroll]] for (uint i = 0u; i < TM; i++)
-                coopMatLoad(fa[i], as_, st * BM * AS + (wr * WM + i * 16u) * AS + kk / 8u, AS, ROW_MAJOR);
-            [[unroll]] for (uint j = 0u; j < TN; j++)
-                coopMatLoad(fb[j], bs_, st * BK * BS + kk * BS + (wc * WN + j * 16u) / 8u, BS, ROW_MAJOR);
-            [[unroll]] for (uint i = 0u; i < TM; i++)
-                [[unroll]] for (uint j = 0u; j < TN; j++) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
-        }
+        PRODUCTS(fa0, fb0);
+        FRAGMENTS(st, 16u, fa1, fb1);
+        barrier();
+        PRODUCTS(fa1, fb1);
     }
 
     [[unroll]] for (uint i = 0u; i < TM; i++)
