@@ -13,18 +13,18 @@
 //
 // 2 x WARPS_N subgroups of 32 (each 64 x WN of the tile: 4 x WN/16 accumulators) per
 // 128 x (WARPS_N WN) output tile, K advancing BK = 32 at a time through two shared-memory
-// stages, one barrier per step. Modules: WARPS_N = 4 with WN = 32 (128x128 tiles, 256
+// stages, one barrier per step (and one after the prologue). Modules: WARPS_N = 4 with WN = 32 (128x128 tiles, 256
 // threads), and the "wide" ones, WARPS_N = 2 with WN = 64 (128x128 tiles of four 64x64
-// subgroups, 128 threads, 38 KiB of shared memory, so two workgroups share an SM). Global
+// subgroups, 128 threads, 37 KiB of shared memory, so two workgroups share an SM). Global
 // loads run two steps ahead of the products (see the K loop). Every loop is [[unroll]]:
 // left as loops, the accumulator arrays went to memory and the kernel ran 4x slower on an
 // H200. Shapes: M and N multiples of 128, K of 32, 16-byte aligned operands (`hgemm_fits`
 // in native/nx_vulkan/src/ops/dot.rs). On the H200 the wide modules run f16 4096 at
-// 293-298 TFLOP/s and bf16 at 299-303 (raw nvidia-h200-2026-12-02j; 268-272 before the
-// shared stores were free of bank conflicts and the barrier sat mid-step; 255-260 before
-// the loads ran two steps ahead; 248-251 with eight 64x64 subgroups on 128x256 tiles and
-// one stage; two stages of K 16 there: 134; B fragments loaded straight from global
-// memory, on the NV extension: 57-62). The
+// 292-298 TFLOP/s and bf16 at 296-302 (raw nvidia-h200-2026-12-02j). Before the shared
+// stores were free of bank conflicts and the barrier sat mid-step: f16 281-284, bf16
+// 268-272; before the loads ran two steps ahead, f16 255-260. Other shapes, f16: 248-251
+// with eight 64x64 subgroups on 128x256 tiles and one stage; two stages of K 16 there:
+// 134; B fragments loaded straight from global memory, on the NV extension: 57-62. The
 // driver's code for it (NX_VULKAN_PIPELINE_DUMP, DEVELOPERS.md) is HMMA.16816.F32 fed by
 // LDSM.16.M88.4 (A) and LDSM.16.MT88.4 (B): 64 products, 16 fragment loads, 8 global loads
 // and 8 shared stores per subgroup and step.
@@ -127,9 +127,10 @@ void main() {
     // groups: in the A tile (rows of AS = 5 quads) eight invocations take rows r and r + 4
     // (5 x 4 = 20 = 4 mod 8 quads apart), four quads each, still reading two whole 64-byte
     // runs of global memory. Consecutive rows collide (rows r and r + 1 start 5 quads
-    // apart, so their quads 0 and 3 share a bank group): the old mapping did, and one
-    // quad per row for eight rows made global reads of 16 bytes per row (raw
-    // nvidia-h200-2026-12-02j).
+    // apart, so row r's quad 0 and row r + 1's quad 3 share a bank group), as the earlier
+    // mapping's did; taking quad 0 of eight consecutive rows avoids that but reads 16
+    // bytes of each row from global memory, and ran a quarter slower (raw
+    // nvidia-h200-2026-12-02j, call 2).
     uint ia[LA], ib[LB];
     uint a_st[LA], b_st[LB];
     [[unroll]] for (uint l = 0u; l < LA; l++) {
@@ -164,8 +165,8 @@ void main() {
     }
 
     // Step s multiplies stage s & 1. Its operands were loaded into registers during step
-    // s - 2 and stored during step s - 1, after the products of its first half: the
-    // stores wait on loads issued a whole step earlier. (Stored at the end of the step
+    // s - 2 and stored during step s - 1, after that step's first fragment loads (steps 0
+    // and 1: by the prologue): the stores wait on loads issued a whole step earlier. (Stored at the end of the step
     // that loaded them, the driver moved the stores up among that step's products, to
     // free registers, and each subgroup stalled there on its global loads: raw
     // nvidia-h200-2026-12-02f.)
@@ -203,7 +204,7 @@ void main() {
     // second half's fragments; the barrier; the second half's products. Those have their
     // operands in registers, so each subgroup's tensor work spans the barrier instead of
     // waiting behind it, and the stores reach shared memory while the first half's
-    // products run (bf16 4096: 283-287 -> 299-303 TFLOP/s, raw nvidia-h200-2026-12-02j).
+    // products run (bf16 4096: 283-287 -> 299-302 TFLOP/s, raw nvidia-h200-2026-12-02j).
     // One barrier per step still orders everything: a stage is written only after the
     // barrier that follows every subgroup's last read of it, and read only after the
     // barrier that follows its stores.

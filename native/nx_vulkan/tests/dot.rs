@@ -258,6 +258,10 @@ fn half_products_for_the_cooperative_matrix_kernel() {
         check_matmul_half(ty, 2, 520, 1000, 260, &mut rng);
         // Enough outputs for the modules of four 64x64 subgroups, 17 row tiles.
         check_matmul_half(ty, 1, 2176, 64, 2048, &mut rng);
+        // Three K steps of 32, each module: the first refills a stage, the second stores
+        // the last operands, the third only multiplies.
+        check_matmul_half(ty, 1, 2048, 96, 2048, &mut rng);
+        check_matmul_half(ty, 1, 1024, 96, 256, &mut rng);
     }
 }
 
