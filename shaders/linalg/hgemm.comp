@@ -70,9 +70,8 @@ layout(push_constant) uniform Params {
 #ifndef WN
 #define WN 32
 #endif
-#ifndef BK
+// K step: two halves of 16, one cooperative-matrix product deep each (the K loop).
 #define BK 32
-#endif
 // Subgroups in a 2 x WARPS_N grid, each WM x WN of the tile.
 #define WM 64
 #define BN (WARPS_N * WN)
@@ -166,19 +165,17 @@ void main() {
 
     // Step s multiplies stage s & 1. Its operands were loaded into registers during step
     // s - 2 and stored during step s - 1, after that step's first fragment loads (steps 0
-    // and 1: by the prologue): the stores wait on loads issued a whole step earlier. (Stored at the end of the step
-    // that loaded them, the driver moved the stores up among that step's products, to
-    // free registers, and each subgroup stalled there on its global loads: raw
-    // nvidia-h200-2026-12-02f.)
+    // and 1: by the prologue): the stores wait on loads issued a whole step earlier.
+    // (Stored at the end of the step that loaded them, the driver moved the stores up
+    // among that step's products, to free registers, and each subgroup stalled there on
+    // its global loads: raw nvidia-h200-2026-12-02f.)
     uvec4 va[LA], vb[LB];
     const uint steps = (pc.k_end - pc.k_begin) / BK;
     const uint b_step = BK * n8;
-#define A_AT(L, S) (ia[L] + (S) * (BK / 8u))
-#define B_AT(L, S) (ib[L] + (S) * b_step)
 #define LOAD_STEP(S)                                                                            \
     {                                                                                           \
-        [[unroll]] for (uint l = 0u; l < LA; l++) va[l] = a.v[A_AT(l, S)];                      \
-        [[unroll]] for (uint l = 0u; l < LB; l++) vb[l] = b.v[B_AT(l, S)];                      \
+        [[unroll]] for (uint l = 0u; l < LA; l++) va[l] = a.v[ia[l] + (S) * (BK / 8u)];         \
+        [[unroll]] for (uint l = 0u; l < LB; l++) vb[l] = b.v[ib[l] + (S) * b_step];            \
     }
 #define STORE_STAGE(ST)                                                                         \
     {                                                                                           \
@@ -219,7 +216,7 @@ void main() {
             if (s + 2u < steps) LOAD_STEP(s + 2u);
         }
         PRODUCTS(fa0, fb0);
-        FRAGMENTS(st, 16u, fa1, fb1);
+        FRAGMENTS(st, BK / 2u, fa1, fb1);
         barrier();
         PRODUCTS(fa1, fb1);
     }
