@@ -21,6 +21,8 @@ defmodule Nx.Vulkan do
   """
   @spec init() :: String.t()
   def init do
+    Native.announce()
+
     case Native.dev_init() do
       {:ok, name} -> name
       {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"

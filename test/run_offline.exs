@@ -16,9 +16,11 @@ Process.put(:nx_vulkan_has_nx, nx?)
 
 native_files = ~w(native_path.ex native.ex native_v.ex)
 
+# Everything else in lib/ needs Nx.
 nx_files =
-  ~w(nx_vulkan.ex nx_vulkan/backend.ex nx_vulkan/backend/fallback.ex nx_vulkan/backend/reduce_fun.ex nx_vulkan/vulkano_backend.ex
-     nx_vulkan/fused.ex nx_vulkan/compiler.ex nx_vulkan/compiler/fusion.ex)
+  Path.wildcard(Path.join(root, "lib/**/*.ex"))
+  |> Enum.map(&Path.relative_to(&1, Path.join(root, "lib")))
+  |> Kernel.--(Enum.map(native_files, &"nx_vulkan/#{&1}"))
 
 # The loader macro module first: the others need it at compile time.
 Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))

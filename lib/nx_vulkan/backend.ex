@@ -18,7 +18,12 @@ defmodule Nx.Vulkan.Backend do
   """
 
   @behaviour Nx.Backend
-  defstruct [:ref]
+
+  # Tensors of both names, `Nx.Vulkan.Backend` and the published `Nx.Vulkan.VulkanoBackend`,
+  # carry one struct, so that they mix in one op with no copy (Nx refuses an op over two
+  # different backend structs).
+  alias Nx.Vulkan.VulkanoBackend, as: Handle
+  @names [__MODULE__, Nx.Vulkan.VulkanoBackend]
 
   import Kernel, except: [inspect: 2]
 
@@ -44,10 +49,10 @@ defmodule Nx.Vulkan.Backend do
 
   defp shape_list(%T{shape: shape}), do: Tuple.to_list(shape)
 
-  defp wrap(%T{} = out, ref), do: %{out | data: %__MODULE__{ref: ref}}
+  defp wrap(%T{} = out, ref), do: %{out | data: %Handle{ref: ref}}
 
   # The device reference of a tensor argument; tensors of other backends are uploaded.
-  defp ref!(%T{data: %__MODULE__{ref: ref}}), do: ref
+  defp ref!(%T{data: %Handle{ref: ref}}), do: ref
 
   defp ref!(%T{} = t) do
     case upload(Nx.to_binary(t), shape_list(t), type_name(t.type)) do
@@ -132,7 +137,7 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
-  def to_binary(%T{data: %__MODULE__{ref: ref}, type: {_, bits}} = t, limit) do
+  def to_binary(%T{data: %Handle{ref: ref}, type: {_, bits}} = t, limit) do
     case Native.t_to_binary(ref, div(limit * bits + 7, 8)) do
       # Sub-byte types: the packed bytes' padding bits are not part of Nx's bitstring.
       {:ok, bin} when bits < 8 ->
@@ -154,7 +159,7 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
-  def backend_copy(%T{data: %__MODULE__{ref: ref}} = t, __MODULE__, _opts) do
+  def backend_copy(%T{data: %Handle{ref: ref}} = t, backend, _opts) when backend in @names do
     # Tensors are immutable: a new handle on the same device memory is a full copy.
     run(:backend_copy, [t, t], t, fn -> Native.t_reshape(ref, shape_list(t)) end)
   end
@@ -166,16 +171,20 @@ defmodule Nx.Vulkan.Backend do
   end
 
   @impl true
-  def backend_transfer(%T{} = t, backend, _opts) when backend in [__MODULE__, Nx.Vulkan.VulkanoBackend], do: t
+  # Away from the device the source stays usable, as on Nx.BinaryBackend: its memory goes
+  # back to the pool when the last reference to it is garbage-collected. With
+  # `config :nx_vulkan, free_on_transfer: true` (EXLA's behaviour) it is freed at once, and
+  # a later use raises.
+  def backend_transfer(%T{} = t, backend, _opts) when backend in @names, do: t
 
   def backend_transfer(%T{} = t, backend, opts) do
     copy = backend_copy(t, backend, opts)
-    backend_deallocate(t)
+    if Application.get_env(:nx_vulkan, :free_on_transfer, false), do: backend_deallocate(t)
     copy
   end
 
   @impl true
-  def backend_deallocate(%T{data: %__MODULE__{ref: ref}}) do
+  def backend_deallocate(%T{data: %Handle{ref: ref}}) do
     if Native.t_deallocate(ref), do: :ok, else: :already_deallocated
   end
 

@@ -37,6 +37,9 @@ defmodule Nx.Vulkan.Compiler do
 
   @behaviour Nx.Defn.Compiler
 
+  alias Nx.Defn.{Composite, Expr, Tree}
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Backend.Fallback
   alias Nx.Vulkan.Compiler.Fusion
 
   # Compiled functions kept per process, by function, argument templates and options:
@@ -76,7 +79,8 @@ defmodule Nx.Vulkan.Compiler do
   @impl true
   def __compile__(key, vars, fun, opts) do
     {fuse?, opts} = Keyword.pop(opts, :fuse, true)
-    fun = if fuse?, do: fn vars -> vars |> fun.() |> Fusion.rewrite() end, else: fun
+    rewrite = if fuse?, do: &Fusion.rewrite/1, else: & &1
+    fun = fn vars -> vars |> fun.() |> constants_on_device() |> rewrite.() end
 
     compiled =
       Nx.with_default_backend(Nx.Vulkan.Backend, fn ->
@@ -101,11 +105,40 @@ defmodule Nx.Vulkan.Compiler do
     raise ArgumentError, "Nx.Vulkan.Compiler does not support sharding"
   end
 
+  # Host tensors the traced function holds as constants (`Nx.tensor(..., backend:
+  # Nx.Defn.Expr)` builds them on Nx.BinaryBackend) are uploaded once, at compile time,
+  # so that every op sees device tensors: an op that dispatches on its first argument
+  # alone (`Nx.take/3` on a constant table) would otherwise run on the host with device
+  # indices. Types the device cannot hold stay on the host.
+  defp constants_on_device(output) do
+    {output, _seen} = Composite.traverse(output, %{}, &constant_on_device/2)
+    output
+  end
+
+  defp constant_on_device(%T{data: %Expr{id: id} = expr} = t, seen) do
+    case seen do
+      %{^id => done} ->
+        {done, seen}
+
+      _ ->
+        {args, seen} =
+          case expr do
+            %Expr{op: :tensor, args: [%T{data: %Nx.BinaryBackend{}} = host]} -> {[Fallback.to_device(host)], seen}
+            _ -> Tree.apply_args(t, :all, seen, &constant_on_device/2)
+          end
+
+        done = %{t | data: %{expr | args: args}}
+        {done, Map.put(seen, id, done)}
+    end
+  end
+
+  defp constant_on_device(other, seen), do: {other, seen}
+
   # Parameters arrive as functions returning tensors; ours are device tensors.
   defp on_device(fun) when is_function(fun, 0) do
     fn ->
       case fun.() do
-        %Nx.Tensor{data: %Nx.Vulkan.Backend{}} = t -> t
+        %Nx.Tensor{data: %Nx.Vulkan.VulkanoBackend{}} = t -> t
         %Nx.Tensor{} = t -> Nx.backend_copy(t, Nx.Vulkan.Backend)
         other -> other
       end

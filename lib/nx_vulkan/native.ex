@@ -26,6 +26,7 @@ defmodule Nx.Vulkan.Native do
   defp err, do: :erlang.nif_error(:nif_not_loaded)
 
   def dev_init, do: err()
+  def dev_announce, do: err()
   def dev_info, do: err()
   def dev_stats, do: err()
   def dev_synchronize, do: err()
@@ -92,6 +93,33 @@ defmodule Nx.Vulkan.Native do
     end
   end
 
+  @announced {__MODULE__, :announced}
+
+  # Vulkan's names for device types, as the published notebook prints them.
+  @device_kinds %{
+    "discrete" => "DiscreteGpu",
+    "integrated" => "IntegratedGpu",
+    "virtual" => "VirtualGpu",
+    "cpu" => "Cpu"
+  }
+
+  @doc false
+  # Opens the device on first use and prints, once per VM, the line the intro notebook
+  # shows: `[nx_vulkan_vulkano] device: NAME (DiscreteGpu)`. It goes to the caller's
+  # standard error, which Livebook shows under the cell. A device that cannot open prints
+  # nothing here: the op that needed it raises with the reason.
+  def announce do
+    if not :persistent_term.get(@announced, false) do
+      with {:ok, true} <- dev_announce(), {:ok, info} <- dev_info() do
+        IO.puts(:stderr, "[nx_vulkan_vulkano] device: #{info.name} (#{Map.get(@device_kinds, info.type, "Other")})")
+      end
+
+      :persistent_term.put(@announced, true)
+    end
+
+    :ok
+  end
+
   for {name, args} <- twins do
     vars = Enum.map(args, &Macro.var(&1, __MODULE__))
     unused = Enum.map(args, &Macro.var(:"_#{&1}", __MODULE__))
@@ -102,6 +130,8 @@ defmodule Nx.Vulkan.Native do
     def unquote(dirty)(unquote_splicing(unused)), do: err()
 
     def unquote(name)(unquote_splicing(vars)) do
+      announce()
+
       case unquote(nb)(unquote_splicing(vars)) do
         :would_block ->
           unquote(dirty)(unquote_splicing(vars))

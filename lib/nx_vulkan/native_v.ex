@@ -10,7 +10,10 @@ defmodule Nx.Vulkan.NativeV do
 
   @doc "Allocates `bytes` bytes of device memory: `{:ok, ref}` or `{:error, reason}`."
   @spec buf_alloc(non_neg_integer()) :: {:ok, reference()} | {:error, term()}
-  def buf_alloc(bytes) when is_integer(bytes) and bytes >= 0, do: Native.t_alloc(bytes)
+  def buf_alloc(bytes) when is_integer(bytes) and bytes >= 0 do
+    Native.announce()
+    Native.t_alloc(bytes)
+  end
 
   def buf_alloc(bytes),
     do: raise(ArgumentError, "buf_alloc expects a non-negative byte count, got: #{inspect(bytes)}")

@@ -25,7 +25,7 @@ defmodule Nx.Vulkan.BatchingTest do
     for leftover <- [:repeat, :discard] do
       want = t |> Nx.to_batched(2, leftover: leftover) |> Enum.map(&Nx.to_binary/1)
       batches = t |> gpu() |> Nx.to_batched(2, leftover: leftover) |> Enum.to_list()
-      assert Enum.all?(batches, &match?(%Nx.Vulkan.Backend{}, &1.data))
+      assert Enum.all?(batches, &match?(%Nx.Vulkan.VulkanoBackend{}, &1.data))
       assert Enum.map(batches, &(&1 |> host() |> Nx.to_binary())) == want
     end
   end
@@ -34,7 +34,7 @@ defmodule Nx.Vulkan.BatchingTest do
     t = Nx.tensor([1.0, -2.5, 0.0], type: :f32)
     want = Nx.bitcast(t, :s32)
     got = t |> gpu() |> Nx.bitcast(:s32)
-    assert %Nx.Vulkan.Backend{} = got.data
+    assert %Nx.Vulkan.VulkanoBackend{} = got.data
     assert Nx.to_binary(host(got)) == Nx.to_binary(want)
   end
 end

@@ -72,7 +72,7 @@ defmodule Nx.Vulkan.CompilerTest do
       gpu_x = Nx.backend_copy(x, Nx.Vulkan.Backend)
       fun.(gpu_x)
       {got, n} = dispatches(fn -> fun.(gpu_x) end)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert n == 1, "#{n} dispatches for softmax #{inspect(shape)} #{type}"
       assert_close(got, want, if(type == :f32, do: 1.0e-6, else: 1.0e-14))
     end
@@ -186,5 +186,29 @@ defmodule Nx.Vulkan.CompilerTest do
     after
       0 -> count
     end
+  end
+
+  test "constants a traced function builds on the host are device tensors (Nx.take on a table)" do
+    table = fn idx -> Nx.take(Nx.tensor([0.8, 0.5], backend: Nx.Defn.Expr), idx) end
+    idx = Nx.tensor([0, 1, 0])
+    want = Nx.Defn.jit(table, compiler: Nx.Defn.Evaluator).(idx)
+    got = Nx.Defn.jit(table, compiler: Nx.Vulkan.Compiler).(Nx.backend_copy(idx, Nx.Vulkan.Backend))
+    assert %Nx.Vulkan.VulkanoBackend{} = got.data
+    assert host(got) == want
+  end
+
+  @tag :axon
+  test "Axon's binary_cross_entropy with class weights (positive/negative) through the Compiler" do
+    y_true = Nx.tensor([[1], [0], [1], [0]])
+    y_pred = Nx.tensor([[0.9], [0.2], [0.4], [0.6]])
+
+    loss = fn t, p ->
+      Axon.Losses.binary_cross_entropy(t, p, positive_weight: 0.7, negative_weight: 0.3, reduction: :mean)
+    end
+
+    want = Nx.Defn.jit(loss, compiler: Nx.Defn.Evaluator).(y_true, y_pred)
+    on = &Nx.backend_copy(&1, Nx.Vulkan.Backend)
+    got = Nx.Defn.jit(loss, compiler: Nx.Vulkan.Compiler).(on.(y_true), on.(y_pred))
+    assert_in_delta Nx.to_number(got), Nx.to_number(want), 1.0e-6
   end
 end

@@ -52,7 +52,7 @@ defmodule Nx.Vulkan.ComplexMathTest do
     for type <- [{:c, 64}, {:c, 128}], op <- @unary do
       {x, want} = defined(@grid, type, &apply(Nx, op, [&1]))
       got = apply(Nx, op, [gpu(x)])
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert_close(got, want, type, "#{op} #{inspect(type)}")
     end
   end

@@ -30,7 +30,7 @@ defmodule Nx.Vulkan.ComplexRealTest do
       b = Nx.tensor(-2.0, type: :f32, backend: Nx.BinaryBackend)
       want = Nx.atan2(a, b)
       got = Nx.atan2(gpu(a), gpu(b))
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert host(got) == want, "atan2 #{inspect(type)}"
     end
   end

@@ -25,7 +25,7 @@ defmodule Nx.Vulkan.ConvTest do
       x = if opts[:input_permutation], do: Nx.transpose(x, axes: [0, 2, 3, 1]), else: x
       want = Nx.conv(x, w, opts)
       got = Nx.conv(gpu(x), gpu(w), opts)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       got = host(got)
       assert got.shape == want.shape, inspect(opts)
       assert Nx.all_close(got, want, atol: 1.0e-5, rtol: 1.0e-5) == Nx.tensor(1, type: :u8), inspect(opts)

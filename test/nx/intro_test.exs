@@ -10,7 +10,7 @@ defmodule Nx.Vulkan.IntroTest do
   test "boot and round trip" do
     assert is_binary(Nx.Vulkan.init())
     t = Nx.tensor([1.0, 2.0, 3.0, 4.0], backend: Nx.Vulkan.Backend)
-    assert %Nx.Vulkan.Backend{} = t.data
+    assert %Nx.Vulkan.VulkanoBackend{} = t.data
     assert Nx.to_flat_list(host(t)) == [1.0, 2.0, 3.0, 4.0]
     assert Nx.to_flat_list(gpu(Nx.tensor([1, 2, 3]))) == [1, 2, 3]
   end
@@ -59,7 +59,7 @@ defmodule Nx.Vulkan.IntroTest do
     for f <- checks do
       want = f.(x)
       got = f.(gpu(x))
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert got.shape == want.shape and got.type == want.type
       assert Nx.all_close(host(got), want, atol: 1.0e-5, rtol: 1.0e-5) |> Nx.to_number() == 1
     end
@@ -82,7 +82,7 @@ defmodule Nx.Vulkan.IntroTest do
     Nx.Vulkan.set_fallback(:allow)
     Nx.Vulkan.reset_fallback_stats()
     sum = Nx.reduce(t, 0, add_twice)
-    assert %Nx.Vulkan.Backend{} = sum.data
+    assert %Nx.Vulkan.VulkanoBackend{} = sum.data
     assert Nx.to_number(sum) == 12.0
     assert %{reduce: 1} = Nx.Vulkan.fallback_stats()
   end

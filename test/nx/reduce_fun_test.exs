@@ -23,7 +23,7 @@ defmodule Nx.Vulkan.ReduceFunTest do
         opts <- [[], [axes: [1]], [axes: [0, 2], keep_axes: true]] do
       want = Nx.reduce(t, acc, opts, fun)
       got = Nx.reduce(gpu(t), acc, opts, fun)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert host(got) == want, inspect({acc, opts})
     end
   end
@@ -35,7 +35,7 @@ defmodule Nx.Vulkan.ReduceFunTest do
         opts <- [[], [strides: [2, 1], padding: [{1, 0}, {2, 1}]], [padding: :same, window_dilations: [1, 2]]] do
       want = Nx.window_reduce(t, acc, {2, 2}, opts, fun)
       got = Nx.window_reduce(gpu(t), acc, {2, 2}, opts, fun)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert host(got) == want, inspect({acc, opts})
     end
   end
@@ -44,5 +44,23 @@ defmodule Nx.Vulkan.ReduceFunTest do
     t = gpu(Nx.tensor([1, 2, 3]))
     error = assert_raise ArgumentError, fn -> Nx.reduce(t, 0, fn x, y -> Nx.add(x, Nx.multiply(y, 2)) end) end
     assert error.message =~ "reduce would run on the host" and error.message =~ "not one add/multiply"
+  end
+
+  test "the host fallback runs a user function with Nx.Vulkan.Backend as the default backend" do
+    Nx.Vulkan.set_fallback(:allow)
+    Nx.default_backend(Nx.Vulkan.Backend)
+    # The function makes constants (2, 1.5) on the default backend: inside the fallback
+    # that is Nx.BinaryBackend, which can read them.
+    fun = fn x, acc -> Nx.add(Nx.multiply(x, 2), Nx.multiply(acc, 1.5)) end
+    t = Nx.tensor([[1.0, 2.0], [3.0, 4.0]])
+    got = Nx.reduce(t, 1.0, [axes: [1]], fun)
+    assert %Nx.Vulkan.VulkanoBackend{} = got.data
+
+    want =
+      Nx.with_default_backend(Nx.BinaryBackend, fn ->
+        Nx.reduce(Nx.backend_copy(t, Nx.BinaryBackend), 1.0, [axes: [1]], fun)
+      end)
+
+    assert Nx.to_flat_list(got) == Nx.to_flat_list(want)
   end
 end

@@ -12,7 +12,7 @@ defmodule Nx.Vulkan.SubByteTest do
     for type <- [:u2, :u4, :s2, :s4], n <- [1, 3, 5, 8] do
       t = Nx.iota({n}, type: :s8) |> Nx.as_type(type)
       got = gpu(t)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert Nx.to_binary(got) == Nx.to_binary(t), "#{type} #{n}"
       assert bit_size(Nx.to_binary(got)) == n * elem(Nx.type(t), 1)
       assert Nx.to_binary(got, limit: 2) == Nx.to_binary(t, limit: 2)

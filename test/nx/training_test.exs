@@ -50,7 +50,7 @@ defmodule Nx.Vulkan.TrainingTest do
 
       gpu_out = predict_fn.(gpu_params, gx)
       cpu_out = predict_fn.(cpu_params, x)
-      assert %Nx.Vulkan.Backend{} = gpu_out.data
+      assert %Nx.Vulkan.VulkanoBackend{} = gpu_out.data
       assert Nx.all_close(host(gpu_out), cpu_out, atol: 1.0e-5) |> Nx.to_number() == 1
 
       {cl, cnew} = step.(cpu_params, x, y, Nx.Defn.Evaluator)
@@ -60,7 +60,7 @@ defmodule Nx.Vulkan.TrainingTest do
         assert_in_delta Nx.to_number(gl), Nx.to_number(cl), 1.0e-5
 
         for {g, c} <- Enum.zip(flat(gnew), flat(cnew)) do
-          assert %Nx.Vulkan.Backend{} = g.data
+          assert %Nx.Vulkan.VulkanoBackend{} = g.data
           assert Nx.all_close(host(g), c, atol: 1.0e-5) |> Nx.to_number() == 1, inspect(compiler)
         end
       end

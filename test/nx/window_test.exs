@@ -22,7 +22,7 @@ defmodule Nx.Vulkan.WindowTest do
       t = Nx.iota({6, 9}, type: type) |> Nx.remainder(7) |> Nx.subtract(2) |> Nx.as_type(type)
       want = fun.(t, window, opts)
       got = fun.(gpu(t), window, opts)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       got = host(got)
       assert {got.type, got.shape} == {want.type, want.shape}
 
@@ -51,7 +51,7 @@ defmodule Nx.Vulkan.WindowTest do
       init = Nx.tensor(2, type: type)
       want = fun.(t, source, init, {2, 3}, opts)
       got = fun.(gpu(t), gpu(source), gpu(init), {2, 3}, opts)
-      assert %Nx.Vulkan.Backend{} = got.data
+      assert %Nx.Vulkan.VulkanoBackend{} = got.data
       assert Nx.to_binary(host(got)) == Nx.to_binary(want), "#{inspect(fun)} #{inspect(opts)} #{type}"
     end
   end

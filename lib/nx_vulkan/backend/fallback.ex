@@ -93,12 +93,15 @@ defmodule Nx.Vulkan.Backend.Fallback do
         :ok
     end
 
-    Nx.BinaryBackend
-    |> apply(op, Enum.map(args, &to_host/1))
+    # BinaryBackend is the default while it runs: a user function it calls (Nx.reduce/4's)
+    # must build host tensors, which BinaryBackend can read.
+    host_args = Enum.map(args, &to_host/1)
+
+    Nx.with_default_backend(Nx.BinaryBackend, fn -> apply(Nx.BinaryBackend, op, host_args) end)
     |> to_device()
   end
 
-  defp to_host(%T{data: %{__struct__: Nx.Vulkan.Backend}} = t) do
+  defp to_host(%T{data: %{__struct__: Nx.Vulkan.VulkanoBackend}} = t) do
     bin = Nx.Vulkan.Backend.to_binary(t, Nx.size(t))
     %{t | data: %Nx.BinaryBackend{state: bin}}
   end
@@ -107,13 +110,16 @@ defmodule Nx.Vulkan.Backend.Fallback do
   defp to_host(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_host/1) |> List.to_tuple()
   defp to_host(other), do: other
 
-  defp to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) do
+  @doc false
+  # A host tensor (or a list or tuple of them) uploaded; types the device cannot hold
+  # (complex on a device without f64, f8...) stay on the host.
+  def to_device(%T{data: %Nx.BinaryBackend{state: bin}} = t) do
     # Sub-byte types (u2, u4, s2, s4) are bitstrings: padded to whole bytes.
     bin = if is_binary(bin), do: bin, else: <<bin::bitstring, 0::size(8 - rem(bit_size(bin), 8))>>
 
     case Nx.Vulkan.Native.t_from_binary(bin, Tuple.to_list(t.shape), Nx.Vulkan.Backend.type_name(t.type)) do
       {:ok, ref} ->
-        %{t | data: struct(Nx.Vulkan.Backend, ref: ref)}
+        %{t | data: struct(Nx.Vulkan.VulkanoBackend, ref: ref)}
 
       # A type the device cannot hold (complex, f8...) stays on the host.
       {:error, {:unsupported, _}} ->
@@ -124,7 +130,7 @@ defmodule Nx.Vulkan.Backend.Fallback do
     end
   end
 
-  defp to_device(list) when is_list(list), do: Enum.map(list, &to_device/1)
-  defp to_device(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_device/1) |> List.to_tuple()
-  defp to_device(other), do: other
+  def to_device(list) when is_list(list), do: Enum.map(list, &to_device/1)
+  def to_device(tuple) when is_tuple(tuple), do: tuple |> Tuple.to_list() |> Enum.map(&to_device/1) |> List.to_tuple()
+  def to_device(other), do: other
 end

@@ -405,3 +405,35 @@ pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
     modules.push_str(&typed_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }
+
+/// Compiles the test-only kernels of `tests/shaders/*.comp` into `out_dir/test_shaders/`
+/// (`tests/chain.rs` reads them through `OUT_DIR`; the library does not contain them).
+pub fn compile_test_shaders(test_dir: &Path, out_dir: &Path) {
+    let dest = out_dir.join("test_shaders");
+    std::fs::create_dir_all(&dest).unwrap();
+    let compiler = Compiler::new().expect("shaderc: no compiler");
+    let mut entries: Vec<_> = std::fs::read_dir(test_dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    for path in entries
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "comp"))
+    {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let src: &'static str = Box::leak(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+                .into_boxed_str(),
+        );
+        compile(
+            &compiler,
+            optimization_level(),
+            test_dir,
+            &dest,
+            &(name, src, Vec::new()),
+        );
+    }
+}

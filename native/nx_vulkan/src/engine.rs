@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::exec::Stream;
 use crate::kernels::Kernels;
 use crate::memory::Memory;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// Everything that lives as long as the process.
@@ -17,7 +18,8 @@ pub struct Engine {
 
 static ENGINE: OnceLock<std::result::Result<Engine, Error>> = OnceLock::new();
 
-/// The engine, initialised on first use (prints the chosen device once to stderr).
+/// The engine, initialised on first use (the NIF's `dev_announce` tells the Elixir side
+/// to print the chosen device, once per process).
 /// A failed initialisation is remembered and returned to every caller. In non-blocking
 /// mode an engine not yet initialised is [`Error::WouldBlock`].
 pub fn engine() -> Result<&'static Engine> {
@@ -27,10 +29,6 @@ pub fn engine() -> Result<&'static Engine> {
     ENGINE
         .get_or_init(|| {
             let gpu = Gpu::open()?;
-            eprintln!(
-                "[nx_vulkan] device: {} ({})",
-                gpu.info.name, gpu.info.device_type
-            );
             let order = std::sync::Arc::new(crate::memory::StreamOrder::default());
             let memory = Memory::new(
                 &gpu.device,
@@ -48,6 +46,13 @@ pub fn engine() -> Result<&'static Engine> {
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+static ANNOUNCED: AtomicBool = AtomicBool::new(false);
+
+/// True for the first caller only: the one that prints the device line.
+pub fn first_announcement() -> bool {
+    !ANNOUNCED.swap(true, Ordering::AcqRel)
 }
 
 impl Engine {

@@ -19,9 +19,10 @@ use vulkano::command_buffer::{
     BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
     CopyBufferInfo, RecordingCommandBuffer,
 };
+use vulkano::descriptor_set::DescriptorSet;
 use vulkano::device::{DeviceOwned, Queue};
 use vulkano::memory::allocator::StandardMemoryAllocator;
-use vulkano::pipeline::{ComputePipeline, PipelineLayout};
+use vulkano::pipeline::{ComputePipeline, PipelineBindPoint, PipelineLayout};
 use vulkano::sync::fence::Fence;
 use vulkano::sync::{AccessFlags, DependencyInfo, MemoryBarrier, PipelineStages};
 use vulkano::VulkanObject;
@@ -60,6 +61,8 @@ struct Recording {
     /// buffers pooled, before the batch completes: see `memory`).
     keep: Vec<Subbuffer<[u8]>>,
     keep_pipelines: Vec<Arc<ComputePipeline>>,
+    /// Descriptor sets of foreign kernels recorded in the batch (`dispatch_with_set`).
+    keep_sets: Vec<Arc<DescriptorSet>>,
     bound: Option<u64>,
     /// What earlier work touched, across batches (see `exec_hazards`).
     hazards: Hazards,
@@ -74,6 +77,7 @@ struct Submitted {
     _cb: Arc<Finished>,
     keep: Vec<Subbuffer<[u8]>>,
     _pipelines: Vec<Arc<ComputePipeline>>,
+    _sets: Vec<Arc<DescriptorSet>>,
 }
 
 /// Counters for tests and benchmarks.
@@ -186,6 +190,7 @@ impl Stream {
                 commands: 0,
                 keep: Vec::new(),
                 keep_pipelines: Vec::new(),
+                keep_sets: Vec::new(),
                 bound: None,
                 hazards: Hazards::default(),
                 in_flight: VecDeque::new(),
@@ -341,6 +346,45 @@ impl Stream {
         })
     }
 
+    /// Records one dispatch of a kernel that binds its buffers through descriptor set 0
+    /// (foreign SPIR-V: `kernels::foreign`), with `push` as its push constants. The set
+    /// lives until the batch completes; `accesses` must name every block it binds.
+    pub fn dispatch_with_set(
+        &self,
+        pipeline: &Arc<ComputePipeline>,
+        layout: &PipelineLayout,
+        set: Arc<DescriptorSet>,
+        push: &[u8],
+        groups: [u32; 3],
+        accesses: &[Access<'_>],
+    ) -> Result<()> {
+        self.dispatches.fetch_add(1, Ordering::Relaxed);
+        let kept = set.clone();
+        self.record(accesses, Some(pipeline), |cb| {
+            unsafe {
+                cb.bind_descriptor_sets_unchecked(
+                    PipelineBindPoint::Compute,
+                    layout,
+                    0,
+                    &[set.as_raw()],
+                    &[],
+                );
+                // Word by word: the block's size is the kernel's, known only at run time.
+                for (i, w) in push.chunks(4).enumerate() {
+                    let mut word = [0u8; 4];
+                    word[..w.len()].copy_from_slice(w);
+                    cb.push_constants_unchecked(layout, 4 * i as u32, &u32::from_le_bytes(word));
+                }
+                cb.dispatch_unchecked(groups);
+            }
+            Ok(())
+        })?;
+        // Kept by the open batch: the dispatch's own batch, or a later one if recording
+        // it ended a batch; either completes no earlier than the dispatch.
+        self.lock().keep_sets.push(kept);
+        Ok(())
+    }
+
     /// Records a buffer-to-buffer copy of `bytes` bytes.
     pub fn copy(
         &self,
@@ -448,6 +492,7 @@ impl Stream {
             _cb: finished,
             keep: std::mem::take(&mut st.keep),
             _pipelines: std::mem::take(&mut st.keep_pipelines),
+            _sets: std::mem::take(&mut st.keep_sets),
         });
         st.seq += 1;
         self.order.open.store(st.seq, Ordering::Release);

@@ -5,6 +5,7 @@
 //! Every kernel shares one pipeline layout: no descriptor sets and 128 bytes of push
 //! constants (the Vulkan minimum), which carry buffer device addresses and sizes.
 
+pub mod foreign;
 pub(crate) mod spirv;
 mod stats;
 
@@ -254,6 +255,8 @@ type Slot = Arc<Mutex<Option<Arc<ComputePipeline>>>>;
 /// Pipelines by key, built on first use.
 pub struct Kernels {
     device: Arc<Device>,
+    /// Pipelines of SPIR-V from outside the crate, which bind descriptor sets.
+    pub foreign: foreign::Foreign,
     layout: Arc<PipelineLayout>,
     slots: Mutex<HashMap<KernelKey, Slot>>,
     runtime: Mutex<HashMap<String, Arc<ShaderModule>>>,
@@ -275,6 +278,7 @@ impl Kernels {
             },
         )?;
         Ok(Kernels {
+            foreign: foreign::Foreign::new(device.clone()),
             device,
             layout,
             slots: Mutex::default(),

@@ -10,6 +10,14 @@ fn dev_init() -> NifOut<String> {
     wrap("init", engine().map(|e| e.info().name.clone()))
 }
 
+/// Opens the device and says whether this is the first call in the process: the caller
+/// that gets `true` prints the device line.
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_announce() -> NifOut<bool> {
+    wrap("init", engine())?;
+    Ok(crate::engine::first_announcement())
+}
+
 /// The device description as a map with atom keys.
 #[rustler::nif(schedule = "DirtyIo")]
 fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {

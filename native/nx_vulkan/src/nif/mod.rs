@@ -4,6 +4,7 @@
 //! (which wait on fences) on DirtyIo. The hot ones are twins (see `twin`): first tried on
 //! the caller's normal scheduler in the engine's non-blocking mode, then on a dirty one.
 
+mod chain;
 mod convert;
 mod device;
 mod fused;

@@ -2,6 +2,7 @@
 //! them, computes the output shape and type the way Nx does, and records kernel launches.
 //! Nothing here waits for the GPU, except triangular_solve's check for a singular matrix.
 
+pub mod chain;
 pub mod complex;
 pub mod complex_real;
 pub mod conv;
