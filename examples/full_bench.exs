@@ -20,10 +20,17 @@ defmodule FullBench do
 
   def emit(figure, size, vulkan, peer, unit) do
     ratio = if vulkan > 0, do: peer / vulkan, else: 0.0
-    IO.puts("#{String.pad_trailing(figure, 24)} #{String.pad_trailing(to_string(size), 12)} #{fmt(vulkan)} vs #{fmt(peer)} #{unit}  ratio #{Float.round(ratio, 2)}x")
+
+    IO.puts(
+      "#{String.pad_trailing(figure, 24)} #{String.pad_trailing(to_string(size), 12)} #{fmt(vulkan)} vs #{fmt(peer)} #{unit}  ratio #{Float.round(ratio, 2)}x"
+    )
 
     if out = System.get_env("OUT") do
-      line = ~s({"figure":"#{figure}","size":"#{size}","nx_vulkan":#{vulkan},"peer":#{peer},"peer_name":"Nx.BinaryBackend","unit":"#{unit}","caller":"Elixir (NIF)","device":"#{Nx.Vulkan.device_name()}"}\n)
+      device = Nx.Vulkan.device_name()
+
+      line =
+        ~s|{"figure":"#{figure}","size":"#{size}","nx_vulkan":#{vulkan},"peer":#{peer},"peer_name":"Nx.BinaryBackend","unit":"#{unit}","caller":"Elixir (NIF)","device":"#{device}"}\n|
+
       File.write!(out, line, [:append])
     end
   end
@@ -33,7 +40,12 @@ defmodule FullBench do
   @doc "A {size} f32 tensor of values in [-1, 1) on `backend`, the same on every backend."
   def data(shape, backend) do
     n = Tuple.product(shape)
-    Nx.iota({n}, type: :f32, backend: backend) |> Nx.multiply(0.618034) |> Nx.remainder(2.0) |> Nx.subtract(1.0) |> Nx.reshape(shape)
+
+    Nx.iota({n}, type: :f32, backend: backend)
+    |> Nx.multiply(0.618034)
+    |> Nx.remainder(2.0)
+    |> Nx.subtract(1.0)
+    |> Nx.reshape(shape)
   end
 
   @doc "Reads a tensor to the host: what makes a timing include the GPU's work."
@@ -137,8 +149,10 @@ wrong =
 
 bad_input =
   for {what, fun} <- [
-        {"add of {2} and {3}", fn -> Nx.add(Nx.iota({2}, backend: Nx.Vulkan.Backend), Nx.iota({3}, backend: Nx.Vulkan.Backend)) end},
-        {"dot of {2, 3} and {2, 3}", fn -> Nx.dot(Nx.iota({2, 3}, backend: Nx.Vulkan.Backend), Nx.iota({2, 3}, backend: Nx.Vulkan.Backend)) end},
+        {"add of {2} and {3}",
+         fn -> Nx.add(Nx.iota({2}, backend: Nx.Vulkan.Backend), Nx.iota({3}, backend: Nx.Vulkan.Backend)) end},
+        {"dot of {2, 3} and {2, 3}",
+         fn -> Nx.dot(Nx.iota({2, 3}, backend: Nx.Vulkan.Backend), Nx.iota({2, 3}, backend: Nx.Vulkan.Backend)) end},
         {"reshape {6} to {4}", fn -> Nx.reshape(Nx.iota({6}, backend: Nx.Vulkan.Backend), {4}) end}
       ] do
     try do
@@ -151,7 +165,9 @@ bad_input =
 
 concurrent =
   1..8
-  |> Task.async_stream(fn i -> Nx.iota({1000}, backend: Nx.Vulkan.Backend) |> Nx.multiply(i) |> Nx.sum() |> Nx.to_number() end)
+  |> Task.async_stream(fn i ->
+    Nx.iota({1000}, backend: Nx.Vulkan.Backend) |> Nx.multiply(i) |> Nx.sum() |> Nx.to_number()
+  end)
   |> Enum.map(fn {:ok, v} -> v end)
 
 :erlang.garbage_collect()
@@ -164,6 +180,9 @@ for b <- bad_input, do: IO.puts("bad input #{inspect(b)}")
 IO.puts("8 processes at once: #{inspect(concurrent == for(i <- 1..8, do: i * 499_500))}")
 IO.puts("device bytes still held after the run: #{leaked}")
 
-ok? = wrong == 0 and Enum.all?(bad_input, &(elem(&1, 1) == :clear_error)) and concurrent == for(i <- 1..8, do: i * 499_500) and leaked <= 0
+ok? =
+  wrong == 0 and Enum.all?(bad_input, &(elem(&1, 1) == :clear_error)) and concurrent == for(i <- 1..8, do: i * 499_500) and
+    leaked <= 0
+
 IO.puts(if ok?, do: "robustness: PASS", else: "robustness: FAIL")
 if not ok?, do: System.halt(1)

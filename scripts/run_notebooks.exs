@@ -62,7 +62,7 @@ for {path, {cells, ms}} <- results, do: IO.puts("#{path} | #{cells} | #{ms} ms")
 if file = System.get_env("NX_VULKAN_NOTEBOOK_TIMES") do
   lines =
     for {path, {cells, ms}} <- results,
-        do: ~s({"notebook":"#{path}","cells":#{cells},"ms":#{ms},"device":"#{Nx.Vulkan.device_name()}"}\n)
+        do: ~s|{"notebook":"#{path}","cells":#{cells},"ms":#{ms},"device":"#{Nx.Vulkan.device_name()}"}\n|
 
   File.write!(file, lines, [:append])
 end

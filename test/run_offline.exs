@@ -14,7 +14,7 @@ if nx?, do: Application.ensure_all_started(:nx)
 axon? = nx? and Code.ensure_loaded?(Axon)
 Process.put(:nx_vulkan_has_nx, nx?)
 
-native_files = ~w(native_path.ex native.ex native_v.ex)
+native_files = ~w(native_path.ex native.ex native_v.ex node.ex pipeline_cache.ex)
 
 # Everything else in lib/ needs Nx.
 nx_files =

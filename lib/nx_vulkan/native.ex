@@ -27,6 +27,9 @@ defmodule Nx.Vulkan.Native do
 
   def dev_init, do: err()
   def dev_announce, do: err()
+  def dev_pipeline_cache, do: err()
+  def dev_load_pipeline_cache(_bytes), do: err()
+  def chain_leapfrog_f64(_q, _p, _extras, _push, _k, _spv_path, _batched), do: err()
   def dev_info, do: err()
   def dev_stats, do: err()
   def dev_synchronize, do: err()
@@ -90,6 +93,31 @@ defmodule Nx.Vulkan.Native do
       :erlang.garbage_collect()
     else
       :erlang.garbage_collect(self(), type: :minor)
+    end
+  end
+
+  @doc """
+  The name of the device in use (opening it on first use). Raises when no usable Vulkan
+  device exists. (The seed package's contract, which eXMC's notebooks use.)
+  """
+  @spec device_name() :: String.t()
+  def device_name do
+    announce()
+
+    case dev_init() do
+      {:ok, name} -> name
+      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
+    end
+  end
+
+  @doc "Whether the device runs f64 kernels (`shaderFloat64` and `shaderInt64`)."
+  @spec has_f64() :: boolean()
+  def has_f64 do
+    announce()
+
+    case dev_info() do
+      {:ok, info} -> info.f64 and info.int64
+      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
     end
   end
 

@@ -54,6 +54,20 @@ pub struct DeviceInfo {
     pub denorm_preserve_f32: bool,
     /// Device-local memory the host can map (resizable BAR or unified memory).
     pub host_visible_device_memory: bool,
+    /// The device's UUID (Vulkan 1.1), as 32 hex digits; empty where the driver has none.
+    pub device_uuid: String,
+    /// The driver's own version number.
+    pub driver_version: u32,
+    /// Who made the device and which one (the header of the driver's pipeline-cache data).
+    pub vendor_id: u32,
+    pub device_id: u32,
+    /// The driver's pipeline-cache UUID: cache data from another UUID is foreign.
+    pub pipeline_cache_uuid: [u8; 16],
+}
+
+/// Bytes as lowercase hex digits.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The opened device and its compute queue.
@@ -354,6 +368,11 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         cooperative_matrix_shapes: shapes,
         denorm_preserve_f32: crate::kernels::spirv::keeps_f32_denormals(pd),
         host_visible_device_memory,
+        device_uuid: p.device_uuid.map(|u| hex(&u)).unwrap_or_default(),
+        driver_version: p.driver_version,
+        vendor_id: p.vendor_id,
+        device_id: p.device_id,
+        pipeline_cache_uuid: p.pipeline_cache_uuid,
     }
 }
 

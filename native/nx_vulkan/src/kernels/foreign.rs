@@ -7,12 +7,13 @@
 use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use vulkano::buffer::Subbuffer;
 use vulkano::descriptor_set::allocator::StandardDescriptorSetAllocator;
 use vulkano::descriptor_set::layout::DescriptorType;
 use vulkano::descriptor_set::{DescriptorSet, WriteDescriptorSet};
 use vulkano::device::Device;
+use vulkano::pipeline::cache::PipelineCache;
 use vulkano::pipeline::compute::ComputePipelineCreateInfo;
 use vulkano::pipeline::layout::PipelineDescriptorSetLayoutCreateInfo;
 use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCreateInfo};
@@ -31,6 +32,8 @@ pub struct ForeignPipeline {
 /// The cache of foreign pipelines and the allocator of their descriptor sets.
 pub struct Foreign {
     device: Arc<Device>,
+    cache: Arc<PipelineCache>,
+    cache_use: Arc<RwLock<()>>,
     sets: Arc<StandardDescriptorSetAllocator>,
     pipelines: Mutex<HashMap<[u8; 32], Arc<ForeignPipeline>>>,
 }
@@ -60,14 +63,17 @@ pub fn words(bytes: &[u8]) -> Result<Vec<u32>> {
 }
 
 impl Foreign {
-    /// An empty cache for `device`.
-    pub fn new(device: Arc<Device>) -> Foreign {
+    /// An empty cache for `device`, whose pipelines go through the driver's `cache`
+    /// (held shared through `cache_use` while building, see `Kernels`).
+    pub fn new(device: Arc<Device>, cache: Arc<PipelineCache>, cache_use: Arc<RwLock<()>>) -> Foreign {
         let sets = Arc::new(StandardDescriptorSetAllocator::new(
             device.clone(),
             Default::default(),
         ));
         Foreign {
             device,
+            cache,
+            cache_use,
             sets,
             pipelines: Mutex::default(),
         }
@@ -104,11 +110,14 @@ impl Foreign {
             .map(|r| r.offset + r.size)
             .max()
             .unwrap_or(0);
-        let pipeline = ComputePipeline::new(
-            self.device.clone(),
-            None,
-            ComputePipelineCreateInfo::stage_layout(stage, layout.clone()),
-        )?;
+        let pipeline = {
+            let _use = self.cache_use.read().unwrap_or_else(|e| e.into_inner());
+            ComputePipeline::new(
+                self.device.clone(),
+                Some(self.cache.clone()),
+                ComputePipelineCreateInfo::stage_layout(stage, layout.clone()),
+            )?
+        };
         let built = Arc::new(ForeignPipeline {
             pipeline,
             layout,

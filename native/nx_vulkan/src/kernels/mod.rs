@@ -5,6 +5,7 @@
 //! Every kernel shares one pipeline layout: no descriptor sets and 128 bytes of push
 //! constants (the Vulkan minimum), which carry buffer device addresses and sizes.
 
+pub mod cache;
 pub mod foreign;
 pub(crate) mod spirv;
 mod stats;
@@ -12,8 +13,9 @@ mod stats;
 use crate::dtype::Compute;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use vulkano::device::Device;
+use vulkano::pipeline::cache::PipelineCache;
 use vulkano::pipeline::compute::ComputePipelineCreateInfo;
 use vulkano::pipeline::layout::{PipelineLayoutCreateInfo, PushConstantRange};
 use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCreateInfo};
@@ -257,6 +259,11 @@ pub struct Kernels {
     device: Arc<Device>,
     /// Pipelines of SPIR-V from outside the crate, which bind descriptor sets.
     pub foreign: foreign::Foreign,
+    /// The driver's pipeline cache every build goes through (see `cache`).
+    cache: Arc<PipelineCache>,
+    /// Builds hold it shared, a merge into `cache` exclusively (Vulkan requires a merge's
+    /// destination to be externally synchronized).
+    cache_use: Arc<RwLock<()>>,
     layout: Arc<PipelineLayout>,
     slots: Mutex<HashMap<KernelKey, Slot>>,
     runtime: Mutex<HashMap<String, Arc<ShaderModule>>>,
@@ -277,8 +284,12 @@ impl Kernels {
                 ..Default::default()
             },
         )?;
+        let cache = cache::empty(&device)?;
+        let cache_use = Arc::new(RwLock::new(()));
         Ok(Kernels {
-            foreign: foreign::Foreign::new(device.clone()),
+            foreign: foreign::Foreign::new(device.clone(), cache.clone(), cache_use.clone()),
+            cache,
+            cache_use,
             device,
             layout,
             slots: Mutex::default(),
@@ -290,6 +301,18 @@ impl Kernels {
     /// The layout every kernel uses.
     pub fn layout(&self) -> &Arc<PipelineLayout> {
         &self.layout
+    }
+
+    /// The pipeline cache's data in its persisted form (`cache::persisted`).
+    pub fn persisted_cache(&self) -> Result<Vec<u8>> {
+        cache::persisted(&self.cache)
+    }
+
+    /// Merges a persisted cache into this process's (see `cache::load`); returns the
+    /// driver data's size. Foreign or damaged data is an `InvalidArgument` naming why.
+    pub fn load_cache(&self, bytes: &[u8], info: &crate::device::DeviceInfo) -> Result<usize> {
+        let _merge = self.cache_use.write().unwrap_or_else(|e| e.into_inner());
+        cache::load(&self.device, &self.cache, bytes, info)
     }
 
     /// How many pipelines have been built in this process.
@@ -460,11 +483,14 @@ impl Kernels {
             .entry_point("main")
             .ok_or_else(|| Error::Vulkan(format!("kernel {key:?} has no entry point main")))?;
         let stage = PipelineShaderStageCreateInfo::new(entry);
-        let pipeline = ComputePipeline::new(
-            self.device.clone(),
-            None,
-            ComputePipelineCreateInfo::stage_layout(stage, self.layout.clone()),
-        )?;
+        let pipeline = {
+            let _use = self.cache_use.read().unwrap_or_else(|e| e.into_inner());
+            ComputePipeline::new(
+                self.device.clone(),
+                Some(self.cache.clone()),
+                ComputePipelineCreateInfo::stage_layout(stage, self.layout.clone()),
+            )?
+        };
         self.built
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         *guard = Some(pipeline.clone());

@@ -79,8 +79,35 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
             "host_visible_device_memory",
             i.host_visible_device_memory.encode(env),
         ),
+        ("device_uuid", i.device_uuid.encode(env)),
+        ("driver_version", i.driver_version.encode(env)),
+        (
+            "pipeline_cache_uuid",
+            crate::device::hex(&i.pipeline_cache_uuid).encode(env),
+        ),
     ];
     Ok(atom_map(env, &pairs))
+}
+
+/// The pipeline cache in its persisted form (`kernels::cache`).
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_pipeline_cache<'a>(env: Env<'a>) -> NifOut<rustler::Binary<'a>> {
+    let e = wrap("pipeline_cache", engine())?;
+    let data = wrap("pipeline_cache", e.kernels.persisted_cache())?;
+    let mut bin = rustler::OwnedBinary::new(data.len());
+    bin.as_mut_slice().copy_from_slice(&data);
+    Ok(bin.release(env))
+}
+
+/// Merges a persisted pipeline cache into the engine's; `{:ok, driver_bytes}`, or an
+/// `:invalid_argument` error saying why the data was refused (not ours, corrupt, foreign).
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_load_pipeline_cache(bytes: rustler::Binary<'_>) -> NifOut<usize> {
+    let e = wrap("load_pipeline_cache", engine())?;
+    wrap(
+        "load_pipeline_cache",
+        e.kernels.load_cache(bytes.as_slice(), e.info()),
+    )
 }
 
 /// Memory and execution counters (dirty: the first call may open the device).
