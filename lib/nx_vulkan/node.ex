@@ -46,7 +46,7 @@ defmodule Nx.Vulkan.Node do
   `{:error, {:job_failed, {kind, reason}}}` (`kind` as in `catch kind, reason`); a node
   that is not running (or stops meanwhile) gives `{:error, :node_dead}`.
   """
-  @spec with_node((-> result), GenServer.name()) :: result | {:error, term()} when result: term()
+  @spec with_node((() -> result), GenServer.name()) :: result | {:error, term()} when result: term()
   def with_node(fun, name \\ __MODULE__) when is_function(fun, 0) do
     GenServer.call(name, {:exec, fun}, :infinity)
   catch

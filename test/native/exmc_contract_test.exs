@@ -34,7 +34,9 @@ defmodule Nx.Vulkan.ExmcContractTest do
     q1 = q + eps * 2.0 * half
     p1 = half + 0.5 * eps * grad.(q1)
 
-    assert {:ok, {qc, pc, gc, lc}} = NativeV.leapfrog_chain_synth_f64(f64([q]), f64([p]), f64([2.0]), push(1, 0, 1, eps), 1, spv)
+    assert {:ok, {qc, pc, gc, lc}} =
+             NativeV.leapfrog_chain_synth_f64(f64([q]), f64([p]), f64([2.0]), push(1, 0, 1, eps), 1, spv)
+
     assert [got_q] = to_f64(qc)
     assert [got_p] = to_f64(pc)
     assert_in_delta got_q, q1, 1.0e-15
@@ -68,7 +70,10 @@ defmodule Nx.Vulkan.ExmcContractTest do
   test "leapfrog_chain_synth_f64: the contract's error tuples" do
     spv = spv!()
     one = f64([1.0])
-    assert NativeV.leapfrog_chain_synth_f64(one, f64([1.0, 2.0]), one, push(1, 0, 1, 0.1), 1, spv) == {:error, :size_mismatch}
+
+    assert NativeV.leapfrog_chain_synth_f64(one, f64([1.0, 2.0]), one, push(1, 0, 1, 0.1), 1, spv) ==
+             {:error, :size_mismatch}
+
     assert NativeV.leapfrog_chain_synth_f64(one, one, one, push(0, 0, 1, 0.1), 0, spv) == {:error, :bad_input}
     assert NativeV.leapfrog_chain_synth_f64(one, one, one, <<1, 2, 3>>, 1, spv) == {:error, :bad_input}
     assert NativeV.leapfrog_chain_synth_f64(one, one, one, push(1, 0, 1, 0.1), -1, spv) == {:error, :bad_input}
@@ -95,13 +100,18 @@ defmodule Nx.Vulkan.ExmcContractTest do
     {:ok, pid} = Node.start_link(name: name, timeout_ms: 300, load_pipeline_cache: false)
     assert Node.alive?(name)
     assert Node.with_node(fn -> Native.device_name() end, name) == Native.device_name()
-    assert {:error, {:job_failed, {:error, %RuntimeError{message: "boom"}}}} = Node.with_node(fn -> raise "boom" end, name)
+
+    assert {:error, {:job_failed, {:error, %RuntimeError{message: "boom"}}}} =
+             Node.with_node(fn -> raise "boom" end, name)
+
     assert {:error, {:job_failed, {:exit, :bye}}} = Node.with_node(fn -> exit(:bye) end, name)
     t0 = System.monotonic_time(:millisecond)
     assert Node.with_node(fn -> Process.sleep(:infinity) end, name) == {:error, :node_timeout}
     assert System.monotonic_time(:millisecond) - t0 < 2_000
     # Concurrent callers are served one job at a time, each answered.
-    results = 1..5 |> Enum.map(fn i -> Task.async(fn -> Node.with_node(fn -> i * i end, name) end) end) |> Task.await_many()
+    results =
+      1..5 |> Enum.map(fn i -> Task.async(fn -> Node.with_node(fn -> i * i end, name) end) end) |> Task.await_many()
+
     assert results == [1, 4, 9, 16, 25]
     status = Node.status(name)
     assert %{exec_count: 8, timeouts: 1, failures: 0, queued: 0, running: false} = status

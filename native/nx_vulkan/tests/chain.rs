@@ -8,6 +8,11 @@ const SPIRV: &[u8] = include_bytes!(concat!(
     env!("OUT_DIR"),
     "/test_shaders/chain_normal_f64.spv"
 ));
+/// The same kernel storing each row's log density before its step, as eXMC's do.
+const SPIRV_LOGP_FIRST: &[u8] = include_bytes!(concat!(
+    env!("OUT_DIR"),
+    "/test_shaders/chain_normal_f64_logp_first.spv"
+));
 const MU: f64 = 0.25;
 const INV_VAR: f64 = 4.0;
 
@@ -185,6 +190,38 @@ fn a_batch_is_its_chains_side_by_side() {
         };
         assert_eq!(&slice, s, "instance {i}");
     }
+}
+
+#[test]
+fn a_kernel_storing_logp_before_each_step_gives_the_same_rows() {
+    let (d, n_obs, k, eps) = (3usize, 2usize, 12usize, 0.08);
+    let (q, p, obs, inv_mass) = inputs(d, n_obs, 0.9);
+    let extras = f64s(&[obs, inv_mass].concat());
+    let push = push(k as u32, n_obs as u32, d as u32, 0, eps);
+    let want = leapfrog_chain(&f64s(&q), &f64s(&p), &extras, &push, k, SPIRV, false).unwrap();
+    // The first call tells the convention (a probe step), later ones know it.
+    for _ in 0..2 {
+        let got = leapfrog_chain(
+            &f64s(&q),
+            &f64s(&p),
+            &extras,
+            &push,
+            k,
+            SPIRV_LOGP_FIRST,
+            false,
+        )
+        .unwrap();
+        assert_eq!(got, want);
+    }
+    // A chain that does not move (at the density's mode, no momentum) is the same in both
+    // conventions and decides nothing.
+    let still = f64s(&vec![0.25; d]);
+    let zero = f64s(&vec![0.0; d]);
+    let no_obs = f64s(&vec![1.0; d]);
+    let push0 = self::push(4, 0, d as u32, 0, eps);
+    let a = leapfrog_chain(&still, &zero, &no_obs, &push0, 4, SPIRV_LOGP_FIRST, false).unwrap();
+    let b = leapfrog_chain(&still, &zero, &no_obs, &push0, 4, SPIRV, false).unwrap();
+    assert_eq!(a, b);
 }
 
 #[test]

@@ -24,13 +24,22 @@ fn a_persisted_cache_loads_back_and_bad_ones_are_refused() {
     let e = engine().unwrap();
     // Build at least one pipeline so the cache holds something.
     let x = Tensor::from_bytes(&[4], DType::F32, &[0u8; 16]).unwrap();
-    unary(UnaryOp::Negate, &x, DType::F32).unwrap().to_bytes().unwrap();
+    unary(UnaryOp::Negate, &x, DType::F32)
+        .unwrap()
+        .to_bytes()
+        .unwrap();
     let saved = e.kernels.persisted_cache().unwrap();
     assert_eq!(&saved[..8], b"NXVKPC01");
-    let n = e.kernels.load_cache(&saved, e.info()).expect("our own cache loads");
+    let n = e
+        .kernels
+        .load_cache(&saved, e.info())
+        .expect("our own cache loads");
     assert_eq!(n, saved.len() - 48);
 
-    assert!(refused(b"not a cache at all, but long enough to have a header......").contains("not an Nx.Vulkan"));
+    assert!(
+        refused(b"not a cache at all, but long enough to have a header......")
+            .contains("not an Nx.Vulkan")
+    );
 
     let mut damaged = saved.clone();
     *damaged.last_mut().unwrap() ^= 0x5a;

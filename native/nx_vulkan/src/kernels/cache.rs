@@ -72,7 +72,12 @@ pub fn payload<'a>(bytes: &'a [u8], info: &DeviceInfo) -> Result<&'a [u8]> {
 
 /// Merges the persisted cache `bytes` into `cache`, after `payload`'s checks; returns the
 /// driver data's size.
-pub fn load(device: &Arc<Device>, cache: &PipelineCache, bytes: &[u8], info: &DeviceInfo) -> Result<usize> {
+pub fn load(
+    device: &Arc<Device>,
+    cache: &PipelineCache,
+    bytes: &[u8],
+    info: &DeviceInfo,
+) -> Result<usize> {
     let data = payload(bytes, info)?;
     // SAFETY: the data is whole (checksum) and was written by this device's driver
     // (its header matches); the driver validates the rest.

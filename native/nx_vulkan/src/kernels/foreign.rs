@@ -65,7 +65,11 @@ pub fn words(bytes: &[u8]) -> Result<Vec<u32>> {
 impl Foreign {
     /// An empty cache for `device`, whose pipelines go through the driver's `cache`
     /// (held shared through `cache_use` while building, see `Kernels`).
-    pub fn new(device: Arc<Device>, cache: Arc<PipelineCache>, cache_use: Arc<RwLock<()>>) -> Foreign {
+    pub fn new(
+        device: Arc<Device>,
+        cache: Arc<PipelineCache>,
+        cache_use: Arc<RwLock<()>>,
+    ) -> Foreign {
         let sets = Arc::new(StandardDescriptorSetAllocator::new(
             device.clone(),
             Default::default(),

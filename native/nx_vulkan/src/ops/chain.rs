@@ -16,7 +16,11 @@ use crate::dtype::DType;
 use crate::engine::engine;
 use crate::error::Error;
 use crate::exec::Access;
+use crate::kernels::foreign::ForeignPipeline;
 use crate::tensor::Tensor;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The bytes of one chain's (or a batch's) outputs, row-major f64.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,6 +119,12 @@ fn check(
 /// Runs the chain kernel `spirv` (the bytes of a SPIR-V module) for `k` steps from `q`,
 /// `p` with `extras` and `push`, as described in the module doc. `batched` reads the
 /// number of chains from the push header (`n_instances`); otherwise it is one.
+///
+/// Row `j` of every output is the state after step `j + 1`, its log density included.
+/// Kernels differ there: eXMC's generated ones store each step's log density before
+/// the step (at the row's previous position). The first call of a kernel tells which it
+/// does by a zero-length probe step, and the chain runs one step more when needed, so the
+/// rows come out right either way.
 pub fn leapfrog_chain(
     q: &[u8],
     p: &[u8],
@@ -126,20 +136,106 @@ pub fn leapfrog_chain(
 ) -> Result<ChainOutput, ChainError> {
     let dims = check(q, p, extras, push, k, batched)?;
     let e = engine().map_err(ChainError::Init)?;
-    run(e, q, p, extras, push, k, spirv, dims).map_err(ChainError::Dispatch)
+    let kernel = chain_kernel(e, spirv).map_err(ChainError::Dispatch)?;
+    let key: [u8; 32] = Sha256::digest(spirv).into();
+    let known = conventions().get(&key).copied();
+    let run = |steps: usize, push: &[u8]| {
+        dispatch(
+            e,
+            &kernel,
+            q,
+            p,
+            extras,
+            &with_steps(push, steps),
+            steps,
+            &dims,
+        )
+        .map_err(ChainError::Dispatch)
+    };
+    let out = match known {
+        Some(Convention::LogpAfterStep) => return run(k, push),
+        _ => run(k + 1, push)?,
+    };
+    let convention = match known {
+        Some(c) => c,
+        None => {
+            // A step of length 0 stays at q: its log density is the start's whichever the
+            // convention. A kernel that stores the start's at row 0 of a moving chain
+            // writes each row's before its step.
+            let mut still = push.to_vec();
+            still[16..24].copy_from_slice(&0f64.to_le_bytes());
+            let probe = run(1, &still)?;
+            let moved = (0..dims.instances).any(|i| {
+                let row = i * (k + 1) * dims.d * 8;
+                out.q[row..row + dims.d * 8] != q[i * dims.d * 8..(i + 1) * dims.d * 8]
+            });
+            let start_logp = (0..dims.instances)
+                .all(|i| out.logp[i * (k + 1) * 8..][..8] == probe.logp[i * 8..][..8]);
+            let c = if start_logp {
+                Convention::LogpBeforeStep
+            } else {
+                Convention::LogpAfterStep
+            };
+            if moved {
+                conventions().insert(key, c);
+            }
+            c
+        }
+    };
+    Ok(rows(&out, k, &dims, convention))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
+/// Where a kernel stores row `j`'s log density.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Convention {
+    /// At `logp_chain[j]`, after step `j + 1` (the contract's rows).
+    LogpAfterStep,
+    /// At `logp_chain[j]`, before step `j + 1` (eXMC's generated kernels): row `j`'s
+    /// value is at `j + 1`.
+    LogpBeforeStep,
+}
+
+fn conventions() -> std::sync::MutexGuard<'static, HashMap<[u8; 32], Convention>> {
+    static SEEN: OnceLock<Mutex<HashMap<[u8; 32], Convention>>> = OnceLock::new();
+    SEEN.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// `push` with its step count (the header's first u32) set to `steps`.
+fn with_steps(push: &[u8], steps: usize) -> Vec<u8> {
+    let mut v = push.to_vec();
+    v[..4].copy_from_slice(&(steps as u32).to_le_bytes());
+    v
+}
+
+/// The first `k` rows of each chain of `out` (which ran `k + 1` steps), the log density of
+/// each row taken where `convention` puts it.
+fn rows(out: &ChainOutput, k: usize, dims: &Dims, convention: Convention) -> ChainOutput {
+    let (d, n) = (dims.d * 8, dims.instances);
+    let mut r = ChainOutput {
+        q: Vec::with_capacity(n * k * d),
+        p: Vec::with_capacity(n * k * d),
+        grad: Vec::with_capacity(n * k * d),
+        logp: Vec::with_capacity(n * k * 8),
+    };
+    let shift = usize::from(convention == Convention::LogpBeforeStep);
+    for i in 0..n {
+        let rows = i * (k + 1) * d..i * (k + 1) * d + k * d;
+        r.q.extend_from_slice(&out.q[rows.clone()]);
+        r.p.extend_from_slice(&out.p[rows.clone()]);
+        r.grad.extend_from_slice(&out.grad[rows]);
+        let at = (i * (k + 1) + shift) * 8;
+        r.logp.extend_from_slice(&out.logp[at..at + k * 8]);
+    }
+    r
+}
+
+/// The pipeline of a chain kernel, checked against the contract's bindings.
+fn chain_kernel(
     e: &'static crate::engine::Engine,
-    q: &[u8],
-    p: &[u8],
-    extras: &[u8],
-    push: &[u8],
-    k: usize,
     spirv: &[u8],
-    Dims { d, instances }: Dims,
-) -> crate::error::Result<ChainOutput> {
+) -> crate::error::Result<Arc<ForeignPipeline>> {
     if !e.gpu.device.enabled_features().shader_float64 {
         return Err(Error::Unsupported(format!(
             "the f64 leapfrog chains need shaderFloat64, which {} lacks",
@@ -148,7 +244,7 @@ fn run(
     }
     let words = crate::kernels::foreign::words(spirv)?;
     // SAFETY: the module is the caller's; vulkano reflects it, and its pipeline binds only
-    // the buffers allocated here, sized as the contract says.
+    // the buffers `dispatch` allocates, sized as the contract says.
     let kernel = unsafe { e.kernels.foreign.pipeline(&words) }?;
     if kernel.bindings != [0, 1, 2, 3, 4, 5, 6] {
         return Err(Error::InvalidArgument(format!(
@@ -156,6 +252,21 @@ fn run(
             kernel.bindings
         )));
     }
+    Ok(kernel)
+}
+
+/// One dispatch of `kernel` for `k` steps; the outputs' bytes as the kernel wrote them.
+#[allow(clippy::too_many_arguments)]
+fn dispatch(
+    e: &'static crate::engine::Engine,
+    kernel: &ForeignPipeline,
+    q: &[u8],
+    p: &[u8],
+    extras: &[u8],
+    push: &[u8],
+    k: usize,
+    &Dims { d, instances }: &Dims,
+) -> crate::error::Result<ChainOutput> {
     let steps = instances * k * d;
     let inputs = [q, p, extras]
         .into_iter()
@@ -171,7 +282,7 @@ fn run(
         .chain(&outputs)
         .map(|t| t.block.buffer().clone().slice(0..t.nbytes()))
         .collect();
-    let set = e.kernels.foreign.set(&kernel, &buffers)?;
+    let set = e.kernels.foreign.set(kernel, &buffers)?;
     let mut push_data = [0u8; MAX_PUSH];
     push_data[..push.len()].copy_from_slice(push);
     let accesses: Vec<Access> = inputs
