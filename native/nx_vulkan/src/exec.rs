@@ -109,6 +109,26 @@ pub struct Stream {
     /// Whether a command is submitted at once when the GPU has nothing to do (see
     /// `eager_submission`).
     eager: bool,
+    /// How long a host wait polls before blocking (see `spin_before_blocking`).
+    spin: std::time::Duration,
+}
+
+/// How long host waits poll the GPU before blocking in the driver: on GPUs
+/// `SPIN_BEFORE_BLOCKING` (a blocked waiter wakes late on some drivers), on CPU devices
+/// (lavapipe) nothing, since a polling host takes a core from the threads that do the
+/// "GPU's" work (with spinning, eXMC's momentum sampling ran 1.4x slower on 2 cores).
+/// `NX_VULKAN_SPIN_WAIT=0`/`1` overrides.
+fn spin_before_blocking(device_is_cpu: bool) -> std::time::Duration {
+    let spin = match std::env::var("NX_VULKAN_SPIN_WAIT").as_deref() {
+        Ok("0") => false,
+        Ok("1") => true,
+        _ => !device_is_cpu,
+    };
+    if spin {
+        SPIN_BEFORE_BLOCKING
+    } else {
+        std::time::Duration::ZERO
+    }
 }
 
 /// Whether batches are submitted as soon as the GPU is idle, instead of when the host
@@ -181,6 +201,7 @@ impl Stream {
         Ok(Stream {
             progress: Progress::new(marker_memory),
             eager: eager_submission(device_is_cpu),
+            spin: spin_before_blocking(device_is_cpu),
             fences: FencePool::new(queue.device().clone()),
             queue,
             cb_alloc,
@@ -301,7 +322,7 @@ impl Stream {
             let backlog = self.submit_locked(st)?;
             drop(guard);
             if let Some(f) = backlog {
-                wait_fence(&f)?;
+                wait_fence(&f, self.spin)?;
             }
         }
         Ok(())
@@ -537,7 +558,7 @@ impl Stream {
     pub fn flush(&self) -> Result<()> {
         let backlog = self.submit_locked(&mut self.lock())?;
         if let Some(f) = backlog {
-            wait_fence(&f)?;
+            wait_fence(&f, self.spin)?;
         }
         Ok(())
     }
@@ -573,10 +594,12 @@ impl Stream {
         self.waits.fetch_add(1, Ordering::Relaxed);
         let t0 = std::time::Instant::now();
         let nonblocking = crate::nonblocking::active();
-        let budget = if nonblocking {
+        let budget = if self.spin.is_zero() {
+            self.spin
+        } else if nonblocking {
             crate::nonblocking::SPIN
         } else {
-            SPIN_BEFORE_BLOCKING
+            self.spin
         };
         // The marker shows the batch finished without a driver call; the fence (which
         // recycles its resources) is then left to later retirement.
@@ -597,7 +620,7 @@ impl Stream {
                 return Err(Error::WouldBlock("the GPU (a host wait)"));
             }
         } else {
-            wait_fence(&fence)?;
+            wait_fence(&fence, self.spin)?;
         }
         if trace() {
             eprintln!("[nx_vulkan] wait for {seq}: {:?}", t0.elapsed());

@@ -116,9 +116,10 @@ impl Progress {
 /// polling keeps short waits short, as CUDA's default spin-then-yield does.
 pub(crate) const SPIN_BEFORE_BLOCKING: std::time::Duration = std::time::Duration::from_millis(2);
 
-/// Waits for `fence`: polls it for `SPIN_BEFORE_BLOCKING`, then blocks in the driver.
-pub(crate) fn wait_fence(fence: &Fence) -> Result<()> {
-    if !spin_on_fence(fence, SPIN_BEFORE_BLOCKING)? {
+/// Waits for `fence`: polls it for `spin` (`SPIN_BEFORE_BLOCKING` on GPUs, nothing on
+/// CPU devices: see `Stream`), then blocks in the driver.
+pub(crate) fn wait_fence(fence: &Fence, spin: std::time::Duration) -> Result<()> {
+    if spin.is_zero() || !spin_on_fence(fence, spin)? {
         fence.wait(None)?;
     }
     Ok(())
