@@ -43,7 +43,7 @@ const SPIRV_MAGIC: u32 = 0x0723_0203;
 
 /// The words of a SPIR-V module given as bytes (little- or big-endian, as the spec allows).
 pub fn words(bytes: &[u8]) -> Result<Vec<u32>> {
-    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
         return Err(Error::InvalidArgument(format!(
             "{} bytes are not a SPIR-V module (a whole number of words, at least 5)",
             bytes.len()
