@@ -77,6 +77,25 @@ defmodule Nx.Vulkan do
   @spec set_fallback(:warn | :allow | :raise) :: :warn | :allow | :raise
   defdelegate set_fallback(mode), to: Nx.Vulkan.Backend.Fallback, as: :set_mode
 
+  @doc """
+  Runs `fun` with the fallback mode `mode` (see `set_fallback/1`) for the calling process
+  only, and returns its value: `with_fallback(:raise, fn -> ... end)` proves a block of
+  work runs on the GPU, whatever the global mode.
+  """
+  @spec with_fallback(:warn | :allow | :raise, (() -> result)) :: result when result: term()
+  defdelegate with_fallback(mode, fun), to: Nx.Vulkan.Backend.Fallback, as: :with_mode
+
+  @doc """
+  Runs `fun` and returns `{value, counts}`, where `counts` (`%{op => n}`) are the ops the
+  calling process ran on the host through the fallback during `fun`.
+
+      {_sum, counts} = Nx.Vulkan.count_fallbacks(fn -> Nx.sum(t) end)
+      counts
+      #=> %{}
+  """
+  @spec count_fallbacks((() -> result)) :: {result, %{atom() => pos_integer()}} when result: term()
+  defdelegate count_fallbacks(fun), to: Nx.Vulkan.Backend.Fallback, as: :count
+
   defp unwrap!({:ok, v}, _op), do: v
   defp unwrap!({:error, {kind, msg}}, op), do: raise(RuntimeError, "Nx.Vulkan.#{op} failed (#{kind}): #{msg}")
 end

@@ -63,4 +63,32 @@ defmodule Nx.Vulkan.ReduceFunTest do
 
     assert Nx.to_flat_list(got) == Nx.to_flat_list(want)
   end
+
+  test "scoped fallback counting and a per-process strict mode" do
+    Nx.Vulkan.set_fallback(:allow)
+    t = gpu(Nx.tensor([1, 2, 3]))
+    fun = fn x, y -> Nx.add(x, Nx.multiply(y, 2)) end
+    {value, counts} = Nx.Vulkan.count_fallbacks(fn -> Nx.reduce(t, 0, fun) end)
+    assert Nx.to_number(value) == Nx.to_number(Nx.reduce(Nx.tensor([1, 2, 3]), 0, fun))
+    assert counts == %{reduce: 1}
+    assert {_, %{}} = Nx.Vulkan.count_fallbacks(fn -> Nx.sum(t) end)
+    # Nested scopes each see their own; the outer one sees both.
+    {{_, inner}, outer} =
+      Nx.Vulkan.count_fallbacks(fn ->
+        Nx.reduce(t, 0, fun)
+        Nx.Vulkan.count_fallbacks(fn -> Nx.reduce(t, 1, fun) end)
+      end)
+
+    assert inner == %{reduce: 1} and outer == %{reduce: 2}
+
+    assert_raise ArgumentError, ~r/reduce would run on the host/, fn ->
+      Nx.Vulkan.with_fallback(:raise, fn -> Nx.reduce(t, 0, fun) end)
+    end
+
+    # The strict mode was the calling process's only, and only inside the block.
+    assert Nx.Vulkan.Backend.Fallback.mode() == :allow
+
+    assert Task.async(fn -> Nx.Vulkan.with_fallback(:raise, fn -> Nx.Vulkan.Backend.Fallback.mode() end) end)
+           |> Task.await() == :raise
+  end
 end

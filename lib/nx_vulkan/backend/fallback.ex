@@ -31,7 +31,41 @@ defmodule Nx.Vulkan.Backend.Fallback do
 
   @doc false
   def mode do
-    :persistent_term.get({__MODULE__, :mode}, nil) || Application.get_env(:nx_vulkan, :fallback, :warn)
+    Process.get({__MODULE__, :mode}) || :persistent_term.get({__MODULE__, :mode}, nil) ||
+      Application.get_env(:nx_vulkan, :fallback, :warn)
+  end
+
+  @doc false
+  # `fun` with the mode set to `mode` for the calling process only.
+  def with_mode(mode, fun) when mode in [:warn, :allow, :raise] and is_function(fun, 0) do
+    previous = Process.put({__MODULE__, :mode}, mode)
+
+    try do
+      fun.()
+    after
+      if previous, do: Process.put({__MODULE__, :mode}, previous), else: Process.delete({__MODULE__, :mode})
+    end
+  end
+
+  def with_mode(mode, _fun),
+    do: raise(ArgumentError, "fallback mode must be :warn, :allow or :raise, got: #{inspect(mode)}")
+
+  @doc false
+  # `{fun's value, %{op => count}}`: the host fallbacks the calling process made in `fun`
+  # (nested scopes each see their own and add them to the enclosing one).
+  def count(fun) when is_function(fun, 0) do
+    outer = Process.put({__MODULE__, :scope}, %{})
+
+    try do
+      value = fun.()
+      {value, Process.get({__MODULE__, :scope})}
+    after
+      inner = Process.get({__MODULE__, :scope}, %{})
+
+      if outer,
+        do: Process.put({__MODULE__, :scope}, Map.merge(outer, inner, fn _, a, b -> a + b end)),
+        else: Process.delete({__MODULE__, :scope})
+    end
   end
 
   @doc false
@@ -78,6 +112,9 @@ defmodule Nx.Vulkan.Backend.Fallback do
   def call(op, args, reason) do
     ensure_table()
     count = :ets.update_counter(@table, op, {2, 1}, {op, 0})
+
+    if scope = Process.get({__MODULE__, :scope}),
+      do: Process.put({__MODULE__, :scope}, Map.update(scope, op, 1, &(&1 + 1)))
 
     case mode() do
       :raise ->
