@@ -10,8 +10,9 @@ defmodule Nx.Vulkan.Node do
   Each `with_node/1` job runs in a fresh process that the node monitors, so a job that
   raises or exits leaves the node running, and a job that outlives its time limit is
   killed and answered with `{:error, :node_timeout}`: the caller never hangs on a stuck
-  job, and no scheduler is held (GPU work itself always runs on dirty schedulers). Jobs
-  queue in arrival order. The limit is the `:timeout_ms` option of `start_link/1`, else
+  job, and the node's own process never blocks (GPU work runs on dirty schedulers). A job
+  killed inside a NIF ends when that call returns; the next job starts after it is gone,
+  so jobs run one at a time and in arrival order. The limit is the `:timeout_ms` option of `start_link/1`, else
   `config :nx_vulkan, node_timeout_ms: ms` (default 60 s), or `:infinity`.
 
   At start the node opens the device and loads the persisted pipeline cache
@@ -104,26 +105,39 @@ defmodule Nx.Vulkan.Node do
   end
 
   @impl true
-  def handle_info({:job_done, ref, result}, %{running: {ref, _, _, from, timer}} = state) do
+  def handle_info({:job_done, ref, result}, %{running: {ref, _, _, from, timer}} = state) when from != nil do
     cancel(timer)
     Process.demonitor(ref, [:flush])
     GenServer.reply(from, result)
-    {:noreply, next(%{state | running: nil, exec_count: state.exec_count + 1})}
+    failed = match?({:error, {:job_failed, _}}, result)
+    state = if failed, do: %{state | failures: state.failures + 1}, else: %{state | exec_count: state.exec_count + 1}
+    {:noreply, next(%{state | running: nil})}
   end
 
+  # The job's process ended: killed after its time limit (already answered), or by an
+  # exit from outside.
   def handle_info({:DOWN, ref, :process, _pid, reason}, %{running: {ref, _, _, from, timer}} = state) do
     cancel(timer)
-    GenServer.reply(from, {:error, {:job_failed, reason}})
-    {:noreply, next(%{state | running: nil, failures: state.failures + 1})}
+
+    state =
+      if from do
+        GenServer.reply(from, {:error, {:job_failed, {:exit, reason}}})
+        %{state | failures: state.failures + 1}
+      else
+        state
+      end
+
+    {:noreply, next(%{state | running: nil})}
   end
 
+  # A job past its time limit is killed and its caller answered at once; the next job
+  # starts only when the killed one is gone (a job inside a NIF ends when the NIF returns).
   def handle_info({:job_timeout, ref}, %{running: {ref, pid, started, from, _}} = state) do
-    Process.demonitor(ref, [:flush])
     Process.exit(pid, :kill)
     elapsed = System.monotonic_time(:millisecond) - started
     Logger.warning("Nx.Vulkan.Node: a job ran past #{state.timeout} ms (#{elapsed} ms) and was killed")
     GenServer.reply(from, {:error, :node_timeout})
-    {:noreply, next(%{state | running: nil, timeouts: state.timeouts + 1})}
+    {:noreply, %{state | running: {ref, pid, started, nil, nil}, timeouts: state.timeouts + 1}}
   end
 
   # Messages of jobs already answered (a late result after a timeout), and exits of

@@ -61,9 +61,8 @@ defmodule Nx.Vulkan.PipelineCache do
   def persist(path \\ default_path()) do
     with {:ok, bytes} <- Native.dev_pipeline_cache(),
          :ok <- File.mkdir_p(Path.dirname(path)),
-         tmp = "#{path}.#{System.unique_integer([:positive])}.tmp",
-         :ok <- File.write(tmp, bytes),
-         :ok <- File.rename(tmp, path) do
+         tmp = "#{path}.#{System.pid()}.#{System.unique_integer([:positive])}.tmp",
+         :ok <- write_then_rename(tmp, bytes, path) do
       :ok
     else
       {:error, {_kind, msg}} -> {:error, msg}
@@ -76,6 +75,14 @@ defmodule Nx.Vulkan.PipelineCache do
   def clear(path \\ default_path()) do
     _ = File.rm(path)
     :ok
+  end
+
+  # Another VM may be saving the same file: each writes its own temporary one, and the
+  # last rename wins with a whole file.
+  defp write_then_rename(tmp, bytes, path) do
+    result = with :ok <- File.write(tmp, bytes), do: File.rename(tmp, path)
+    if result != :ok, do: File.rm(tmp)
+    result
   end
 
   defp read(path) do

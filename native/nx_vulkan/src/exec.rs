@@ -117,7 +117,9 @@ pub struct Stream {
 /// `SPIN_BEFORE_BLOCKING` (a blocked waiter wakes late on some drivers), on CPU devices
 /// (lavapipe) nothing, since a polling host takes a core from the threads that do the
 /// "GPU's" work (with spinning, eXMC's momentum sampling ran 1.4x slower on 2 cores).
-/// `NX_VULKAN_SPIN_WAIT=0`/`1` overrides.
+/// Without a spin, a read on a normal scheduler that finds its batch unfinished moves to
+/// a dirty scheduler at once, instead of polling there first. `NX_VULKAN_SPIN_WAIT=0`/`1`
+/// overrides.
 fn spin_before_blocking(device_is_cpu: bool) -> std::time::Duration {
     let spin = match std::env::var("NX_VULKAN_SPIN_WAIT").as_deref() {
         Ok("0") => false,

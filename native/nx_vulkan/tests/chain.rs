@@ -257,6 +257,12 @@ fn bad_inputs_are_named_errors() {
         call(&q, &q, &extras, &push(4, 5, 2, 0, 0.1), 4, SPIRV, false),
         Err(ChainError::BadInput(_))
     ));
+    // More steps than the kernel's u32 count can hold.
+    let huge = u32::MAX as usize;
+    assert!(matches!(
+        call(&q, &q, &extras, &ok_push, huge, SPIRV, false),
+        Err(ChainError::BadInput(_))
+    ));
     // A batch of 0 instances.
     assert!(matches!(
         call(&q, &q, &extras, &push(4, 0, 2, 0, 0.1), 4, SPIRV, true),

@@ -108,6 +108,12 @@ impl Foreign {
             })?;
         let layout = PipelineLayout::new(self.device.clone(), layout_info)?;
         let bindings = storage_bindings(&layout)?;
+        // `Stream::dispatch_with_set` pushes the block from byte 0.
+        if layout.push_constant_ranges().iter().any(|r| r.offset != 0) {
+            return Err(Error::InvalidArgument(
+                "the module's push-constant block must start at offset 0".into(),
+            ));
+        }
         let push_bytes = layout
             .push_constant_ranges()
             .iter()

@@ -305,6 +305,8 @@ impl Kernels {
 
     /// The pipeline cache's data in its persisted form (`cache::persisted`).
     pub fn persisted_cache(&self) -> Result<Vec<u8>> {
+        // Not during a merge (which needs the cache to itself).
+        let _use = self.cache_use.read().unwrap_or_else(|e| e.into_inner());
         cache::persisted(&self.cache)
     }
 

@@ -85,8 +85,8 @@ fn check(
         )));
     }
     let bad = |m: String| Err(ChainError::BadInput(m));
-    if k == 0 {
-        return bad("a chain of 0 steps".into());
+    if k == 0 || k >= u32::MAX as usize {
+        return bad(format!("a chain of {k} steps (1 to 2^32 - 2)"));
     }
     if push.len() < PUSH_HEADER || push.len() > MAX_PUSH {
         return bad(format!(
@@ -111,6 +111,16 @@ fn check(
         return bad(format!(
             "extras has {} bytes, less than {instances} x (n_obs = {n_obs} + d = {d}) f64",
             extras.len()
+        ));
+    }
+    // Every output (one more step than asked, see `leapfrog_chain`) must be addressable.
+    let rows = instances
+        .checked_mul(k + 1)
+        .and_then(|r| r.checked_mul(d))
+        .and_then(|r| r.checked_mul(8));
+    if rows.is_none_or(|b| b > isize::MAX as usize) {
+        return bad(format!(
+            "{instances} x {k} steps x d = {d} f64 do not fit in memory"
         ));
     }
     Ok(Dims { d, instances })
@@ -159,30 +169,52 @@ pub fn leapfrog_chain(
     let convention = match known {
         Some(c) => c,
         None => {
-            // A step of length 0 stays at q: its log density is the start's whichever the
-            // convention. A kernel that stores the start's at row 0 of a moving chain
-            // writes each row's before its step.
-            let mut still = push.to_vec();
-            still[16..24].copy_from_slice(&0f64.to_le_bytes());
-            let probe = run(1, &still)?;
-            let moved = (0..dims.instances).any(|i| {
-                let row = i * (k + 1) * dims.d * 8;
-                out.q[row..row + dims.d * 8] != q[i * dims.d * 8..(i + 1) * dims.d * 8]
-            });
-            let start_logp = (0..dims.instances)
-                .all(|i| out.logp[i * (k + 1) * 8..][..8] == probe.logp[i * 8..][..8]);
-            let c = if start_logp {
-                Convention::LogpBeforeStep
-            } else {
-                Convention::LogpAfterStep
-            };
-            if moved {
+            let (c, decided) = probe_convention(&out, q, p, push, k, &dims, |q, p, push| {
+                dispatch(e, &kernel, q, p, extras, &with_steps(push, 1), 1, &dims)
+                    .map_err(ChainError::Dispatch)
+            })?;
+            if decided {
                 conventions().insert(key, c);
             }
             c
         }
     };
     Ok(rows(&out, k, &dims, convention))
+}
+
+/// Tells a kernel's convention from a chain `out` it ran for `k + 1` steps from `q`, `p`,
+/// with zero-length probe steps (`probe(q, p, push)`), whose log density is their start's
+/// whichever the convention. Row 0's value is the start's (before) or the first step's
+/// (after); when the two are equal, a probe from the first step tells them apart. Returns
+/// the convention and whether it was decided (an undecided one is not remembered, and the
+/// rows are then read as stored after the step).
+fn probe_convention(
+    out: &ChainOutput,
+    q: &[u8],
+    p: &[u8],
+    push: &[u8],
+    k: usize,
+    dims: &Dims,
+    probe: impl Fn(&[u8], &[u8], &[u8]) -> Result<ChainOutput, ChainError>,
+) -> Result<(Convention, bool), ChainError> {
+    let mut still = push.to_vec();
+    still[16..24].copy_from_slice(&0f64.to_le_bytes());
+    let (n, d) = (dims.instances, dims.d * 8);
+    let row0 = |v: &[u8], i: usize| v[i * (k + 1) * d..][..d].to_vec();
+    let logp0 = |i: usize| out.logp[i * (k + 1) * 8..][..8].to_vec();
+    let start = probe(q, p, &still)?;
+    if (0..n).any(|i| logp0(i) != start.logp[i * 8..][..8]) {
+        return Ok((Convention::LogpAfterStep, true));
+    }
+    let (q1, p1): (Vec<u8>, Vec<u8>) = (
+        (0..n).flat_map(|i| row0(&out.q, i)).collect(),
+        (0..n).flat_map(|i| row0(&out.p, i)).collect(),
+    );
+    let first = probe(&q1, &p1, &still)?;
+    if (0..n).any(|i| logp0(i) != first.logp[i * 8..][..8]) {
+        return Ok((Convention::LogpBeforeStep, true));
+    }
+    Ok((Convention::LogpAfterStep, false))
 }
 
 /// Where a kernel stores row `j`'s log density.
@@ -246,9 +278,9 @@ fn chain_kernel(
     // SAFETY: the module is the caller's; vulkano reflects it, and its pipeline binds only
     // the buffers `dispatch` allocates, sized as the contract says.
     let kernel = unsafe { e.kernels.foreign.pipeline(&words) }?;
-    if kernel.bindings != [0, 1, 2, 3, 4, 5, 6] {
+    if kernel.bindings.iter().any(|&b| b > 6) {
         return Err(Error::InvalidArgument(format!(
-            "a chain kernel binds storage buffers 0-6 of set 0; this one binds {:?}",
+            "a chain kernel binds storage buffers 0-6 of set 0 (those it uses); this one binds {:?}",
             kernel.bindings
         )));
     }
@@ -276,11 +308,16 @@ fn dispatch(
         .into_iter()
         .map(|n| Tensor::empty(&[n], DType::U8))
         .collect::<crate::error::Result<Vec<_>>>()?;
-    // Each buffer bound at its exact size: pooled blocks are larger.
-    let buffers: Vec<_> = inputs
+    // Each buffer bound at its exact size (pooled blocks are larger), at the bindings the
+    // module uses (a module that never touches one is reflected without it).
+    let all: Vec<&Tensor> = inputs.iter().chain(&outputs).collect();
+    let buffers: Vec<_> = kernel
+        .bindings
         .iter()
-        .chain(&outputs)
-        .map(|t| t.block.buffer().clone().slice(0..t.nbytes()))
+        .map(|&b| {
+            let t = all[b as usize];
+            t.block.buffer().clone().slice(0..t.nbytes())
+        })
         .collect();
     let set = e.kernels.foreign.set(kernel, &buffers)?;
     let mut push_data = [0u8; MAX_PUSH];
