@@ -20,14 +20,7 @@ defmodule Nx.Vulkan do
   device exists.
   """
   @spec init() :: String.t()
-  def init do
-    Native.announce()
-
-    case Native.dev_init() do
-      {:ok, name} -> name
-      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
-    end
-  end
+  def init, do: Native.device_name()
 
   @doc "The name of the device in use."
   @spec device_name() :: String.t()

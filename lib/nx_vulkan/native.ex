@@ -101,22 +101,23 @@ defmodule Nx.Vulkan.Native do
   device exists. (The seed package's contract, which eXMC's notebooks use.)
   """
   @spec device_name() :: String.t()
-  def device_name do
-    announce()
-
-    case dev_init() do
-      {:ok, name} -> name
-      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
-    end
-  end
+  def device_name, do: started!(dev_init())
 
   @doc "Whether the device runs f64 kernels (`shaderFloat64` and `shaderInt64`)."
   @spec has_f64() :: boolean()
   def has_f64 do
+    info = started!(dev_info())
+    info.f64 and info.int64
+  end
+
+  @doc false
+  # The value of a device NIF's `{:ok, value}` (and the device line, once per VM);
+  # raises the start-up error (no driver, no usable device) otherwise.
+  def started!(result) do
     announce()
 
-    case dev_info() do
-      {:ok, info} -> info.f64 and info.int64
+    case result do
+      {:ok, value} -> value
       {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
     end
   end

@@ -39,7 +39,7 @@ defmodule Nx.Vulkan.PipelineCache do
   """
   @spec load(Path.t()) :: :ok | {:error, term()}
   def load(path \\ default_path()) do
-    with {:ok, bytes} <- read(path),
+    with {:ok, bytes} <- File.read(path),
          {:ok, _driver_bytes} <- Native.dev_load_pipeline_cache(bytes) do
       :ok
     else
@@ -85,24 +85,10 @@ defmodule Nx.Vulkan.PipelineCache do
     result
   end
 
-  defp read(path) do
-    case File.read(path) do
-      {:ok, bytes} -> {:ok, bytes}
-      {:error, reason} -> {:error, reason}
-    end
-  end
-
   defp dir do
     Application.get_env(:nx_vulkan, :pipeline_cache_dir) || System.get_env("NX_VULKAN_CACHE_DIR") ||
       :filename.basedir(:user_cache, ~c"nx_vulkan") |> List.to_string()
   end
 
-  defp info do
-    Native.announce()
-
-    case Native.dev_info() do
-      {:ok, info} -> info
-      {:error, {kind, msg}} -> raise RuntimeError, "Nx.Vulkan could not start (#{kind}): #{msg}"
-    end
-  end
+  defp info, do: Native.started!(Native.dev_info())
 end

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::exec_hazards::Hazards;
 use crate::exec_pool::{FencePool, RecyclingAllocator};
-use crate::exec_progress::{spin_on_fence, wait_fence, Progress, SPIN_BEFORE_BLOCKING};
+use crate::exec_progress::{spin_before_blocking, spin_on_fence, wait_fence, Progress};
 use crate::memory::{Block, StreamOrder};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,26 +111,6 @@ pub struct Stream {
     eager: bool,
     /// How long a host wait polls before blocking (see `spin_before_blocking`).
     spin: std::time::Duration,
-}
-
-/// How long host waits poll the GPU before blocking in the driver: on GPUs
-/// `SPIN_BEFORE_BLOCKING` (a blocked waiter wakes late on some drivers), on CPU devices
-/// (lavapipe) nothing, since a polling host takes a core from the threads that do the
-/// "GPU's" work (with spinning, eXMC's momentum sampling ran 1.4x slower on 2 cores).
-/// Without a spin, a read on a normal scheduler that finds its batch unfinished moves to
-/// a dirty scheduler at once, instead of polling there first. `NX_VULKAN_SPIN_WAIT=0`/`1`
-/// overrides.
-fn spin_before_blocking(device_is_cpu: bool) -> std::time::Duration {
-    let spin = match std::env::var("NX_VULKAN_SPIN_WAIT").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => !device_is_cpu,
-    };
-    if spin {
-        SPIN_BEFORE_BLOCKING
-    } else {
-        std::time::Duration::ZERO
-    }
 }
 
 /// Whether batches are submitted as soon as the GPU is idle, instead of when the host
@@ -596,9 +576,8 @@ impl Stream {
         self.waits.fetch_add(1, Ordering::Relaxed);
         let t0 = std::time::Instant::now();
         let nonblocking = crate::nonblocking::active();
-        let budget = if self.spin.is_zero() {
-            self.spin
-        } else if nonblocking {
+        // Non-blocking calls poll for less time, and not at all where waits never poll.
+        let budget = if nonblocking && !self.spin.is_zero() {
             crate::nonblocking::SPIN
         } else {
             self.spin

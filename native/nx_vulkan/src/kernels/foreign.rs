@@ -21,6 +21,9 @@ use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo};
 
 /// A pipeline built from foreign SPIR-V, with what its callers need to bind it.
 pub struct ForeignPipeline {
+    /// The SHA-256 of the module's words: the pipeline's identity (callers may key their
+    /// own per-kernel facts by it).
+    pub key: [u8; 32],
     pub pipeline: Arc<ComputePipeline>,
     pub layout: Arc<PipelineLayout>,
     /// The storage-buffer bindings of descriptor set 0, ascending.
@@ -90,7 +93,11 @@ impl Foreign {
     /// `words` must be valid SPIR-V for this device: vulkano reflects it but does not
     /// validate it, and a malformed module can crash the driver.
     pub unsafe fn pipeline(&self, words: &[u32]) -> Result<Arc<ForeignPipeline>> {
-        let key: [u8; 32] = Sha256::digest(bytemuck_words(words)).into();
+        let mut hash = Sha256::new();
+        for w in words {
+            hash.update(w.to_le_bytes());
+        }
+        let key: [u8; 32] = hash.finalize().into();
         if let Some(p) = self.lock().get(&key) {
             return Ok(p.clone());
         }
@@ -129,6 +136,7 @@ impl Foreign {
             )?
         };
         let built = Arc::new(ForeignPipeline {
+            key,
             pipeline,
             layout,
             bindings,
@@ -169,10 +177,6 @@ impl Foreign {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Arc<ForeignPipeline>>> {
         self.pipelines.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-fn bytemuck_words(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 /// The bindings of set 0, which must all be storage buffers (and no other set may exist).

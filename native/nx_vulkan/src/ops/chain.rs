@@ -18,7 +18,6 @@ use crate::error::Error;
 use crate::exec::Access;
 use crate::kernels::foreign::ForeignPipeline;
 use crate::tensor::Tensor;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -147,7 +146,7 @@ pub fn leapfrog_chain(
     let dims = check(q, p, extras, push, k, batched)?;
     let e = engine().map_err(ChainError::Init)?;
     let kernel = chain_kernel(e, spirv).map_err(ChainError::Dispatch)?;
-    let key: [u8; 32] = Sha256::digest(spirv).into();
+    let key = kernel.key;
     let known = conventions().get(&key).copied();
     let run = |steps: usize, push: &[u8]| {
         dispatch(
