@@ -10,17 +10,29 @@ defmodule Nx.Vulkan.Native do
       do: Mix.Project.config()[:version] || "0.1.0-dev",
       else: "0.1.0-dev"
 
+  # Where the precompiled archives are: NX_VULKAN_BASE_URL or `config :nx_vulkan,
+  # :base_url` (a mirror, or a folder served inside an air-gapped site), else the release.
+  base_url =
+    System.get_env("NX_VULKAN_BASE_URL") ||
+      Application.compile_env(
+        :nx_vulkan,
+        :base_url,
+        "https://github.com/nx-vulkan/nx_vulkan/releases/download/v#{version}"
+      )
+
   require Nx.Vulkan.Native.Path
 
   Nx.Vulkan.Native.Path.load_library(
     otp_app: :nx_vulkan,
     crate: "nx_vulkan",
-    base_url: "https://github.com/nx-vulkan/nx_vulkan/releases/download/v#{version}",
+    base_url: base_url,
     version: version,
     force_build: System.get_env("NX_VULKAN_BUILD") in ["1", "true"] or String.ends_with?(version, "-dev"),
-    nif_versions: ["2.15"],
-    targets: ~w(aarch64-apple-darwin x86_64-apple-darwin aarch64-unknown-linux-gnu
-                x86_64-unknown-linux-gnu x86_64-pc-windows-msvc x86_64-unknown-freebsd)
+    nif_versions: ["2.15", "2.16", "2.17"],
+    targets: ~w(aarch64-apple-darwin x86_64-apple-darwin
+                aarch64-unknown-linux-gnu x86_64-unknown-linux-gnu
+                aarch64-unknown-linux-musl x86_64-unknown-linux-musl
+                x86_64-unknown-freebsd x86_64-pc-windows-msvc)
   )
 
   defp err, do: :erlang.nif_error(:nif_not_loaded)

@@ -9,7 +9,7 @@ use vulkano::device::{
 };
 use vulkano::instance::{Instance, InstanceCreateFlags, InstanceCreateInfo, InstanceExtensions};
 use vulkano::memory::MemoryPropertyFlags;
-use vulkano::{Version, VulkanLibrary};
+use vulkano::Version;
 
 /// What the chosen device offers, as reported by `Nx.Vulkan.device_info/0`.
 #[derive(Clone, Debug)]
@@ -63,6 +63,11 @@ pub struct DeviceInfo {
     pub device_id: u32,
     /// The driver's pipeline-cache UUID: cache data from another UUID is foreign.
     pub pipeline_cache_uuid: [u8; 16],
+    /// Which Vulkan loader is in use (`loader.rs`), e.g. `system (libvulkan.so.1)`.
+    pub loader: String,
+    /// Features switched off with `NX_VULKAN_DISABLE_FEATURES` (to see how the package
+    /// behaves on a device without them).
+    pub disabled_features: Vec<String>,
 }
 
 /// Bytes as lowercase hex digits.
@@ -185,9 +190,10 @@ fn choose(devices: &[Arc<PhysicalDevice>], wanted: Option<&str>) -> Result<usize
     }
     best.map(|(_, i)| i).ok_or_else(|| {
         if devices.is_empty() {
-            Error::NoDevice(
-                "the Vulkan loader found no device (on a machine without a GPU, install Mesa's lavapipe: mesa-vulkan-drivers)".into(),
-            )
+            Error::NoDevice(format!(
+                "the Vulkan loader found no device. {}",
+                crate::loader::no_device_hint()
+            ))
         } else {
             Error::NoDevice(reasons.join("; "))
         }
@@ -197,11 +203,8 @@ fn choose(devices: &[Arc<PhysicalDevice>], wanted: Option<&str>) -> Result<usize
 impl Gpu {
     /// Opens the device chosen by [`choose`], enabling every feature the kernels can use.
     pub fn open() -> Result<Gpu> {
-        let library = VulkanLibrary::new().map_err(|e| {
-            Error::NoDevice(format!(
-                "cannot load the Vulkan loader (libvulkan.so.1): {e}"
-            ))
-        })?;
+        let loaded = crate::loader::load()?;
+        let library = loaded.library;
         let portability = library.supported_extensions().khr_portability_enumeration;
         let instance = Instance::new(
             library,
@@ -219,15 +222,22 @@ impl Gpu {
             },
         )
         .map_err(|e| {
-            Error::NoDevice(format!("creating the Vulkan instance: {}", Error::from(e)))
+            Error::NoDevice(format!(
+                "creating the Vulkan instance: {}. {}",
+                Error::from(e),
+                crate::loader::no_device_hint()
+            ))
         })?;
         let devices: Vec<Arc<PhysicalDevice>> = instance.enumerate_physical_devices()?.collect();
         let wanted = std::env::var("NX_VULKAN_DEVICE").ok();
         let index = choose(&devices, wanted.as_deref())?;
         let pd = devices[index].clone();
         let family = compute_queue_family(&pd).expect("checked by unusable_reason");
-        let sup = pd.supported_features();
+        let (sup, off) = masked_features(pd.supported_features())?;
+        let sup = &sup;
         let mut info = describe(index, &pd);
+        info.loader = loaded.description;
+        apply_masked(&mut info, sup, &off);
         let coopmat = info.cooperative_matrix_f16 || info.cooperative_matrix_bf16;
         let ext = pd.supported_extensions();
         // NX_VULKAN_PIPELINE_STATS=1 (kernels/stats.rs): pipeline statistics where offered.
@@ -373,7 +383,64 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
         vendor_id: p.vendor_id,
         device_id: p.device_id,
         pipeline_cache_uuid: p.pipeline_cache_uuid,
+        loader: String::new(),
+        disabled_features: Vec::new(),
     }
+}
+
+/// The Vulkan features `NX_VULKAN_DISABLE_FEATURES` may switch off (comma-separated
+/// Vulkan names), so that a capable machine shows what a device without them does.
+const MASKABLE: [&str; 6] = [
+    "shaderFloat64",
+    "shaderInt64",
+    "shaderFloat16",
+    "shaderInt16",
+    "shaderInt8",
+    "cooperativeMatrix",
+];
+
+/// The device's features less those named in `NX_VULKAN_DISABLE_FEATURES`, and those names.
+fn masked_features(sup: &DeviceFeatures) -> Result<(DeviceFeatures, Vec<String>)> {
+    let mut sup = *sup;
+    let list = std::env::var("NX_VULKAN_DISABLE_FEATURES").unwrap_or_default();
+    let off: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    for name in &off {
+        match name.as_str() {
+            "shaderFloat64" => sup.shader_float64 = false,
+            "shaderInt64" => sup.shader_int64 = false,
+            "shaderFloat16" => sup.shader_float16 = false,
+            "shaderInt16" => sup.shader_int16 = false,
+            "shaderInt8" => sup.shader_int8 = false,
+            "cooperativeMatrix" => sup.cooperative_matrix = false,
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "NX_VULKAN_DISABLE_FEATURES: unknown feature {other:?} (known: {})",
+                    MASKABLE.join(", ")
+                )))
+            }
+        }
+    }
+    Ok((sup, off))
+}
+
+/// Makes the description agree with the masked features.
+fn apply_masked(info: &mut DeviceInfo, sup: &DeviceFeatures, off: &[String]) {
+    info.f64 &= sup.shader_float64;
+    info.int64 &= sup.shader_int64;
+    info.f16 &= sup.shader_float16;
+    info.int16 &= sup.shader_int16;
+    info.int8 &= sup.shader_int8;
+    if !sup.cooperative_matrix {
+        info.cooperative_matrix = false;
+        info.cooperative_matrix_f16 = false;
+        info.cooperative_matrix_bf16 = false;
+    }
+    info.disabled_features = off.to_vec();
 }
 
 /// The products listed by `vkGetPhysicalDeviceCooperativeMatrixProperties{KHR,NV}` for

@@ -13,6 +13,7 @@ mod exec_hazards;
 mod exec_pool;
 mod exec_progress;
 pub mod kernels;
+pub mod loader;
 pub mod memory;
 pub mod nonblocking;
 pub mod ops;

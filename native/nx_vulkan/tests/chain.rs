@@ -4,15 +4,10 @@
 
 use nx_vulkan::ops::chain::{leapfrog_chain, ChainError, ChainOutput};
 
-const SPIRV: &[u8] = include_bytes!(concat!(
-    env!("OUT_DIR"),
-    "/test_shaders/chain_normal_f64.spv"
-));
+/// The shipped SPIR-V of tests/shaders/ (the build checks it against the GLSL).
+const SPIRV: &[u8] = include_bytes!("shaders/spirv/chain_normal_f64.spv");
 /// The same kernel storing each row's log density before its step, as eXMC's do.
-const SPIRV_LOGP_FIRST: &[u8] = include_bytes!(concat!(
-    env!("OUT_DIR"),
-    "/test_shaders/chain_normal_f64_logp_first.spv"
-));
+const SPIRV_LOGP_FIRST: &[u8] = include_bytes!("shaders/spirv/chain_normal_f64_logp_first.spv");
 const MU: f64 = 0.25;
 const INV_VAR: f64 = 4.0;
 

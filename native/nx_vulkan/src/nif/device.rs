@@ -41,6 +41,8 @@ fn dev_info(env: Env<'_>) -> NifOut<Term<'_>> {
         ("name", i.name.encode(env)),
         ("type", i.device_type.encode(env)),
         ("driver", i.driver.encode(env)),
+        ("loader", i.loader.encode(env)),
+        ("disabled_features", i.disabled_features.encode(env)),
         ("api_version", i.api_version.encode(env)),
         ("heaps", heaps.encode(env)),
         ("subgroup_size", i.subgroup_size.encode(env)),

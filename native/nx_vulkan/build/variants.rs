@@ -1,17 +1,11 @@
-//! Compiles the GLSL kernels of `shaders/` to optimised SPIR-V with shaderc (the compiler
-//! vulkano-shaders wraps, which offers no optimisation level) and writes `kernels.rs`, the
-//! `load` function of each, for `src/kernels/spirv.rs` to include.
-//!
-//! One table below names every (kernel, defines) variant the engine loads.
-use shaderc::{
-    CompileOptions, Compiler, EnvVersion, IncludeType, OptimizationLevel, ResolvedInclude,
-    ShaderKind, SpirvVersion, TargetEnv,
-};
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+//! Every (kernel, defines) variant the engine loads: the one table that the shipped SPIR-V
+//! (`shaders/spirv/`), the shaderc build (`glsl.rs`) and the generated `kernels.rs` share.
+
+/// A compiled module: its name, its source under the shader folder, its defines.
+pub type Variant = (String, &'static str, Vec<String>);
 
 /// The six compute classes a typed kernel is built for, with the suffix of its module.
-const COMPUTE: [(&str, &str); 6] = [
+pub const COMPUTE: [(&str, &str); 6] = [
     ("f32", "CT_F32"),
     ("f64", "CT_F64"),
     ("i32", "CT_I32"),
@@ -21,7 +15,7 @@ const COMPUTE: [(&str, &str); 6] = [
 ];
 
 /// Kernels built once per compute class: (module prefix, source under `shaders/`).
-const TYPED: [(&str, &str); 10] = [
+pub const TYPED: [(&str, &str); 10] = [
     ("unary", "elementwise/unary.comp"),
     ("binary", "elementwise/binary.comp"),
     ("reduce", "reduce/reduce.comp"),
@@ -145,7 +139,7 @@ const OTHER: [(&str, &str, &[&str]); 48] = [
 /// inline every function a module calls before specialising its op, so a module holding
 /// all of them made each f64 pipeline slow to build. (Nx name, source, op code macro,
 /// GLSL function); the engine picks a module by the Nx name (`Kernel::F64Math`).
-const F64_MATH: [(&str, &str, &str, &str); 24] = [
+pub const F64_MATH: [(&str, &str, &str, &str); 24] = [
     ("exp", "elementwise/unary.comp", "U_EXP", "f64_exp"),
     ("expm1", "elementwise/unary.comp", "U_EXPM1", "f64_expm1"),
     ("log", "elementwise/unary.comp", "U_LOG", "f64_log"),
@@ -184,7 +178,7 @@ const F64_MATH: [(&str, &str, &str, &str); 24] = [
 
 /// Transcendental functions of complex numbers with f64 components, one module each
 /// (`complex_math_{name}`, `Kernel::ComplexMath`): (Nx name, the define that selects it).
-const COMPLEX_MATH: [(&str, &str); 20] = [
+pub const COMPLEX_MATH: [(&str, &str); 20] = [
     ("exp", "COMPLEX_MATH_UNARY=U_EXP"),
     ("expm1", "COMPLEX_MATH_UNARY=U_EXPM1"),
     ("log", "COMPLEX_MATH_UNARY=U_LOG"),
@@ -214,7 +208,7 @@ const COMPLEX_MATH: [(&str, &str); 20] = [
 // sin(8388609) = 0, and are a few ulps off elsewhere.
 
 /// Every variant: (module name, source path relative to `shaders/`, defines).
-fn variants() -> Vec<(String, &'static str, Vec<String>)> {
+pub fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
     for (prefix, src) in TYPED {
         for (suffix, define) in COMPUTE {
@@ -268,172 +262,23 @@ fn variants() -> Vec<(String, &'static str, Vec<String>)> {
     v
 }
 
-/// `typed(prefix, suffix)`: the loader of a `TYPED` kernel's module for a compute class.
-fn typed_lookup() -> String {
-    let mut arms = String::new();
-    for (prefix, _) in TYPED {
-        for (suffix, _) in COMPUTE {
-            writeln!(
-                arms,
-                "        ({prefix:?}, {suffix:?}) => Some({prefix}_{suffix}::load),"
-            )
-            .unwrap();
-        }
-    }
-    format!(
-        "/// The loader of a typed kernel's module (`unary`, ...) for a compute class (`f32`, ...).\n\
-         pub fn typed(prefix: &str, suffix: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
-         match (prefix, suffix) {{\n{arms}        _ => None,\n    }}\n}}\n"
-    )
-}
-
-/// `f64_math(name)` / `f32_math(name)`: the loader of the library module for an Nx op.
-fn math_lookup(prefix: &str, names: &[&str]) -> String {
-    let mut arms = String::new();
-    for name in names {
-        writeln!(arms, "        {name:?} => Some({prefix}_{name}::load),").unwrap();
-    }
-    format!(
-        "/// The loader of the `{prefix}` module for an Nx op name, if there is one.\n\
-         pub fn {prefix}(name: &str) -> Option<fn(std::sync::Arc<vulkano::device::Device>) -> LoadResult> {{\n    \
-         match name {{\n{arms}        _ => None,\n    }}\n}}\n"
-    )
-}
-
-/// Resolves `#include "relative"` against the including file's directory.
-fn include(requested: &str, from: &str) -> Result<ResolvedInclude, String> {
-    let base = Path::new(from).parent().unwrap_or(Path::new("."));
-    let path = base.join(requested);
-    let content = std::fs::read_to_string(&path)
-        .map_err(|e| format!("#include {requested:?} from {from}: {e}"))?;
-    Ok(ResolvedInclude {
-        resolved_name: path.to_string_lossy().into_owned(),
-        content,
-    })
-}
-
-/// The optimisation level: NX_VULKAN_SHADER_OPT=0 at build time keeps shaderc's
-/// unoptimised SPIR-V (to compare what drivers make of each).
-fn optimization_level() -> OptimizationLevel {
-    println!("cargo::rerun-if-env-changed=NX_VULKAN_SHADER_OPT");
-    match std::env::var("NX_VULKAN_SHADER_OPT").as_deref() {
-        Ok("0") => OptimizationLevel::Zero,
-        _ => OptimizationLevel::Performance,
-    }
-}
-
-/// Compiles one variant and writes `out_dir/{name}.spv`; returns that path.
-fn compile(
-    compiler: &Compiler,
-    level: OptimizationLevel,
-    shader_dir: &Path,
-    out_dir: &Path,
-    (name, src, defines): &(String, &'static str, Vec<String>),
-) -> PathBuf {
-    let path: PathBuf = shader_dir.join(src);
-    let code = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let mut options = CompileOptions::new().expect("shaderc: no options");
-    options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
-    options.set_target_spirv(SpirvVersion::V1_5);
-    options.set_optimization_level(level);
-    options.set_include_callback(|requested, ty, from, _depth| match ty {
-        IncludeType::Relative => include(requested, from),
-        IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),
-    });
-    for d in defines {
-        // "NAME" defines NAME as 1, "NAME=VALUE" as VALUE.
-        let (key, value) = d.split_once('=').unwrap_or((d.as_str(), "1"));
-        options.add_macro_definition(key, Some(value));
-    }
-    let file = path.to_string_lossy();
-    let artifact = compiler
-        .compile_into_spirv(&code, ShaderKind::Compute, &file, "main", Some(&options))
-        .unwrap_or_else(|e| panic!("compiling {name} ({src} {defines:?}):\n{e}"));
-    let spv = out_dir.join(format!("{name}.spv"));
-    std::fs::write(&spv, artifact.as_binary_u8()).unwrap();
-    spv
-}
-
-/// Compiles every variant into `out_dir` (one compiler per core, as the f64 math modules
-/// take most of the build) and writes `out_dir/kernels.rs`.
-pub fn compile_all(shader_dir: &Path, out_dir: &Path) {
-    let level = optimization_level();
-    let variants = variants();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut spvs: Vec<Option<PathBuf>> = vec![None; variants.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let compiler = Compiler::new().expect("shaderc: no compiler");
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(v) = variants.get(i) else { break done };
-                        done.push((i, compile(&compiler, level, shader_dir, out_dir, v)));
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            for (i, spv) in w.join().expect("a shader compile thread panicked") {
-                spvs[i] = Some(spv);
-            }
-        }
-    });
-    let mut modules = String::new();
-    for ((name, src, defines), spv) in variants.iter().zip(spvs) {
-        let spv = spv.expect("every variant compiled");
-        writeln!(
-            modules,
-            "/// `shaders/{src}` with {defines:?}.\npub mod {name} {{\n    \
-             /// Creates the shader module on `device`.\n    \
-             pub fn load(device: std::sync::Arc<vulkano::device::Device>) -> super::LoadResult {{\n        \
-             super::load(device, include_bytes!({spv:?}))\n    }}\n}}"
-        )
-        .unwrap();
-    }
-    let f64_names: Vec<&str> = F64_MATH.iter().map(|m| m.0).collect();
-    modules.push_str(&math_lookup("f64_math", &f64_names));
-    let mut f32_names = f64_names.clone();
-    f32_names.push("exp_fast");
-    modules.push_str(&math_lookup("f32_math", &f32_names));
-    let complex_names: Vec<&str> = COMPLEX_MATH.iter().map(|m| m.0).collect();
-    modules.push_str(&math_lookup("complex_math", &complex_names));
-    modules.push_str(&typed_lookup());
-    std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
-}
-
-/// Compiles the test-only kernels of `tests/shaders/*.comp` into `out_dir/test_shaders/`
-/// (`tests/chain.rs` reads them through `OUT_DIR`; the library does not contain them).
-pub fn compile_test_shaders(test_dir: &Path, out_dir: &Path) {
-    let dest = out_dir.join("test_shaders");
-    std::fs::create_dir_all(&dest).unwrap();
-    let compiler = Compiler::new().expect("shaderc: no compiler");
-    let mut entries: Vec<_> = std::fs::read_dir(test_dir)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+/// The test-only kernels: every `*.comp` of `test_dir`, no defines.
+pub fn test_variants(test_dir: &std::path::Path) -> Vec<Variant> {
+    let mut names: Vec<String> = std::fs::read_dir(test_dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".comp"))
+                .collect()
+        })
         .unwrap_or_default();
-    entries.sort();
-    for path in entries
+    names.sort();
+    names
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "comp"))
-    {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let src: &'static str = Box::leak(
-            path.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-                .into_boxed_str(),
-        );
-        compile(
-            &compiler,
-            optimization_level(),
-            test_dir,
-            &dest,
-            &(name, src, Vec::new()),
-        );
-    }
+        .map(|file| {
+            let name = file.trim_end_matches(".comp").to_string();
+            let src: &'static str = Box::leak(file.into_boxed_str());
+            (name, src, Vec::new())
+        })
+        .collect()
 }
