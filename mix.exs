@@ -35,8 +35,11 @@ defmodule Nx.Vulkan.MixProject do
 
   defp package do
     [
-      files: ~w(lib native/nx_vulkan/src native/nx_vulkan/Cargo.toml Cargo.toml Cargo.lock .cargo
-                shaders mix.exs README.md CHANGELOG.md LICENSE checksum-*.exs),
+      # native/nx_vulkan/build is the build script; shaders/ holds the GLSL and, in
+      # shaders/spirv, the SPIR-V a source build embeds (no shaderc needed).
+      files: ~w(lib native/nx_vulkan/src native/nx_vulkan/build native/nx_vulkan/Cargo.toml
+                Cargo.toml Cargo.lock .cargo shaders mix.exs README.md CHANGELOG.md LICENSE
+                checksum-*.exs),
       licenses: ["Apache-2.0"],
       links: %{"GitHub" => @source_url}
     ]

@@ -38,6 +38,44 @@ defmodule Nx.Vulkan do
   def device_info, do: unwrap!(Native.dev_info(), "device_info")
 
   @doc """
+  What this package runs on, in one map:
+
+    * `:loader`: the Vulkan loader in use, e.g. `"system (libvulkan.so.1)"`, or
+      `"MoltenVK (bundled, linked statically)"` on a Mac without the Vulkan SDK;
+    * `:device`, `:type`, `:driver`, `:api_version`;
+    * `:features`: `:f64` (shaderFloat64 and shaderInt64), `:int64`, `:cooperative_matrix`
+      (the f16/bf16 matmul kernels run on tensor cores), `:f16_arithmetic` (the device's
+      own f16 maths). f16 and bf16 tensors work on every device: they are computed in f32
+      and rounded once, so `:f16` and `:bf16` are always true;
+    * `:memory_heaps`: `%{size: bytes, device_local: boolean}` each;
+    * `:disabled_features`: what `NX_VULKAN_DISABLE_FEATURES` switched off.
+
+  Raises with what to install when there is no Vulkan loader or no device.
+  """
+  @spec info() :: map()
+  def info do
+    i = Native.started!(Native.dev_info())
+
+    %{
+      loader: i.loader,
+      device: i.name,
+      type: i.type,
+      driver: i.driver,
+      api_version: i.api_version,
+      features: %{
+        f64: i.f64 and i.int64,
+        int64: i.int64,
+        f16: true,
+        bf16: true,
+        f16_arithmetic: i.f16,
+        cooperative_matrix: i.cooperative_matrix_f16 or i.cooperative_matrix_bf16
+      },
+      memory_heaps: i.heaps,
+      disabled_features: i.disabled_features
+    }
+  end
+
+  @doc """
   Memory and execution counters: live and pooled bytes, buffers created and reused,
   dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
   host waits and pipelines built.

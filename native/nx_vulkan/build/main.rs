@@ -32,7 +32,7 @@ fn main() {
         );
         println!("cargo::rerun-if-changed={}", test_dir.display());
     }
-    no_beam::write_linker_script(&out);
+    no_beam::write_linker_script(&out, &manifest);
     moltenvk::link();
     println!("cargo::rerun-if-changed={}", shader_dir.display());
     println!("cargo::rerun-if-changed=build");

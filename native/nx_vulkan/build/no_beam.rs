@@ -38,14 +38,20 @@ const ENIF: &str = "
     snprintf fprintf vsnprintf vfprintf
 ";
 
-/// Writes `no_beam.ld` into `out` and passes it to the linker of tests and examples.
-pub fn write_linker_script(out: &std::path::Path) {
+/// Writes `no_beam.ld` into `out` and passes it to the linker of tests and examples (of
+/// those that exist: the Hex package ships neither, and Cargo refuses a link argument for
+/// a kind of target the package does not have).
+pub fn write_linker_script(out: &std::path::Path, manifest: &std::path::Path) {
     let mut script = String::new();
     for name in ENIF.split_whitespace() {
         writeln!(script, "PROVIDE(enif_{name} = 0);").unwrap();
     }
     let out = out.join("no_beam.ld");
     std::fs::write(&out, script).unwrap();
-    println!("cargo::rustc-link-arg-tests={}", out.display());
-    println!("cargo::rustc-link-arg-examples={}", out.display());
+    if manifest.join("tests").is_dir() {
+        println!("cargo::rustc-link-arg-tests={}", out.display());
+    }
+    if manifest.join("../../bench/engine_bench.rs").is_file() {
+        println!("cargo::rustc-link-arg-examples={}", out.display());
+    }
 }

@@ -40,7 +40,8 @@ pub fn load() -> Result<Loaded> {
             })
             .map_err(|e| {
                 Error::NoDevice(format!(
-                    "cannot load the Vulkan loader NX_VULKAN_LOADER={path}: {e}"
+                    "cannot load the Vulkan loader NX_VULKAN_LOADER={path}: {e}. {}",
+                    install_hint()
                 ))
             });
     }

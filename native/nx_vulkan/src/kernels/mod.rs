@@ -342,7 +342,8 @@ impl Kernels {
         match compute_of(k) {
             Some(Compute::F64 | Compute::C128) if !(f.shader_float64 && f.shader_int64) => {
                 Err(Error::Unsupported(format!(
-                    "f64 needs shaderFloat64, which {} lacks",
+                    "f64 needs shaderFloat64 and shaderInt64, which {} lacks; f32, f16, bf16 \
+                     and integer tensors still run on it (Nx.as_type/2 to :f32)",
                     self.device.physical_device().properties().device_name
                 )))
             }
@@ -373,7 +374,8 @@ impl Kernels {
             }
             Some(Compute::I64 | Compute::U64) if !f.shader_int64 => {
                 Err(Error::Unsupported(format!(
-                    "64-bit integers need shaderInt64, which {} lacks",
+                    "64-bit integers need shaderInt64, which {} lacks; 32-bit and smaller \
+                     integers and f32 still run on it",
                     self.device.physical_device().properties().device_name
                 )))
             }
