@@ -106,6 +106,10 @@ defmodule Nx.Vulkan.Backend do
       {:error, {:unsupported, msg}} ->
         Fallback.call(op, args, msg)
 
+      # Nx's own arithmetic errors keep Nx's message, as BinaryBackend raises them.
+      {:error, {:arithmetic, msg}} ->
+        raise ArithmeticError, msg
+
       {:error, {kind, msg}} ->
         raise error_module(kind), "Nx.Vulkan.Backend.#{op}(#{describe(args)}): #{msg}"
     end

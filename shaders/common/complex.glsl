@@ -22,20 +22,56 @@ CV load_c(uvec2 addr, uint ty, uint i) {
     return CV(load_elem(addr, ty, i), T(0));
 }
 
+// The bits of a component, NaN as Nx's one pattern (see store_elem).
+uint c64_part_bits(T x) { return isnan(x) ? 0x7FC00000u : floatBitsToUint(float(x)); }
+#if defined(CT_F64)
+uvec2 c128_part_bits(T x) { return isnan(x) ? uvec2(0u, 0x7FF80000u) : unpackDouble2x32(x); }
+#endif
+
 // Stores v as element i of type ty; a real type gets the real part (Nx's as_type).
 void store_c(uvec2 addr, uint ty, uint i, CV v) {
     if (ty == TY_C64) {
-        BufU64(addr).v[i] = uvec2(floatBitsToUint(float(v.x)), floatBitsToUint(float(v.y)));
+        BufU64(addr).v[i] = uvec2(c64_part_bits(v.x), c64_part_bits(v.y));
         return;
     }
 #if defined(CT_F64)
     if (ty == TY_C128) {
-        BufU64(addr).v[2u * i] = unpackDouble2x32(v.x);
-        BufU64(addr).v[2u * i + 1u] = unpackDouble2x32(v.y);
+        BufU64(addr).v[2u * i] = c128_part_bits(v.x);
+        BufU64(addr).v[2u * i + 1u] = c128_part_bits(v.y);
         return;
     }
 #endif
     store_elem(addr, ty, i, v.x);
+}
+
+// A zero of the given sign, built from bits (glslang merges the constants -0.0 and 0.0).
+T signed_zero(bool negative) {
+#if defined(CT_F64)
+    return packDouble2x32(uvec2(0u, negative ? 0x80000000u : 0u));
+#else
+    return uintBitsToFloat(negative ? 0x80000000u : 0u);
+#endif
+}
+
+bool sign_bit(T x) {
+#if defined(CT_F64)
+    return (unpackDouble2x32(x).y >> 31) != 0u;
+#else
+    return (floatBitsToUint(x) >> 31) != 0u;
+#endif
+}
+
+// x + y and x - y with IEEE's sign of a zero result (-0 only for -0 + -0 and -0 - +0).
+// A real operand's imaginary part is the constant 0, and drivers fold 0 + y into y and
+// 0 - y into -y (Vulkan does not promise signed zeros): 3 - (1 + 0i) came out 2 - 0i.
+T add_ieee(T x, T y) {
+    T r = x + y;
+    return r == T(0) ? signed_zero(sign_bit(x) && sign_bit(y)) : r;
+}
+
+T sub_ieee(T x, T y) {
+    T r = x - y;
+    return r == T(0) ? signed_zero(sign_bit(x) && !sign_bit(y)) : r;
 }
 
 // Scratch storage of complex values.

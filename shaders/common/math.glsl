@@ -359,6 +359,8 @@ T nxv_sqrt(T x) {
 T nxv_round(T x) {
     T t = trunc(x);
     if (abs(x - t) >= T(0.5)) t += sign(x);
-    return t;
+    // A zero result is +0, as Nx.BinaryBackend's (it rounds through an integer:
+    // round(-0.3) is 0.0, where IEEE's roundf gives -0.0). abs, not a -0.0 literal.
+    return t == T(0) ? abs(t) : t;
 }
 #endif

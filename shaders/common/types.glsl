@@ -322,6 +322,18 @@ void store_saturated(uvec2 addr, uint ty, uint i, bool high) {
 
 void store_elem(uvec2 addr, uint ty, uint i, T v) {
 #if defined(IS_FLOAT)
+    // NaN has one pattern in Nx (the positive quiet NaN of each type), whatever produced
+    // it: hardware gives others (x86's inf - inf is negative).
+    if (isnan(v)) {
+        switch (ty) {
+        case TY_F16: BufU16(addr).v[i] = uint16_t(0x7E00u); return;
+        case TY_BF16: BufU16(addr).v[i] = uint16_t(0x7FC0u); return;
+        case TY_F32: BufU32(addr).v[i] = 0x7FC00000u; return;
+#if defined(CT_F64)
+        case TY_F64: BufU64(addr).v[i] = uvec2(0u, 0x7FF80000u); return;
+#endif
+        }
+    }
     if (isinf(v) && ty != TY_F16 && ty != TY_BF16 && ty != TY_F32 && ty != TY_F64 && ty != TY_F8 &&
         ty != TY_F8E4M3FN) {
         store_saturated(addr, ty, i, v > T(0));

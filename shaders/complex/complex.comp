@@ -136,8 +136,8 @@ CV unary_op(uint op, CV z) {
 
 CV binary_op(uint op, CV a, CV b) {
     switch (op) {
-    case B_ADD: return a + b;
-    case B_SUB: return a - b;
+    case B_ADD: return CV(add_ieee(a.x, b.x), add_ieee(a.y, b.y));
+    case B_SUB: return CV(sub_ieee(a.x, b.x), sub_ieee(a.y, b.y));
     case B_MUL: return cmul(a, b);
     case B_DIV: return cdiv(a, b);
     case B_EQ: return bool_c(a.x == b.x && a.y == b.y);

@@ -94,7 +94,7 @@ T apply(uint op, T x, uint bits) {
     case U_SIGN: if (f32_subnormal(x)) return negative ? -1.0 : 1.0; break;
     case U_CEIL: if (f32_subnormal(x)) return negative ? signed_zero : 1.0; break;
     case U_FLOOR: if (f32_subnormal(x)) return negative ? -1.0 : signed_zero; break;
-    case U_ROUND: if (f32_subnormal(x)) return signed_zero; break;
+    case U_ROUND: if (f32_subnormal(x)) return abs(signed_zero); break;  // +0, as nxv_round
     }
 #endif
     switch (op) {

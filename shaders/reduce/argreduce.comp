@@ -1,7 +1,8 @@
 #version 460
 // argmax / argmin over rows of a [rows, len] input. NaN counts as larger than every
-// number for argmax and smaller for argmin: it always wins, as in Nx. Ties go to the lowest index, or
-// the highest with tie_high.
+// number for argmax and smaller for argmin: it always wins, as in Nx, and of several NaNs
+// the last one wins whatever the tie break (Nx.BinaryBackend takes every NaN it meets).
+// Ties go to the lowest index, or the highest with tie_high.
 //   pass 0: one workgroup per row; writes the index in the output type.
 //   pass 1: workgroup (row, chunk) over chunk_len elements; writes the best value (in
 //           T's own storage type) to out[g] and its row index (u32) to idx[g].
@@ -48,8 +49,9 @@ bool better(T v, uint i, T bv, uint bi, bool is_min, bool tie_high) {
     bool vn = isnan(v);
     bool bn = isnan(bv);
     if (vn || bn) {
-        // A NaN wins over every number, for argmin too (Nx's rule).
-        if (vn && bn) return tie_high ? i > bi : i < bi;
+        // A NaN wins over every number, for argmin too, and the later of two NaNs wins
+        // (Nx's rule).
+        if (vn && bn) return i > bi;
         return vn;
     }
 #endif

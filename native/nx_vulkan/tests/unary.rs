@@ -53,7 +53,8 @@ fn f64_ref(op: UnaryOp, x: f64) -> f64 {
         }
         Ceil => x.ceil(),
         Floor => x.floor(),
-        Round => x.round(), // half away from zero, as Nx
+        // Half away from zero, and a zero result is +0, as Nx.BinaryBackend (:erlang.round).
+        Round => x.round() + 0.0,
         Exp => x.exp(),
         Expm1 => x.exp_m1(),
         Log => x.ln(),

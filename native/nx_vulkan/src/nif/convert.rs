@@ -33,7 +33,11 @@ pub fn err(op: &str, e: Error) -> NifError {
         Error::WouldBlock(_) => would_block(),
         Error::Arithmetic(_) => arithmetic(),
     };
-    (kind, format!("{op}: {e}"))
+    match e {
+        // Nx's own arithmetic error (what BinaryBackend raises), word for word.
+        Error::Arithmetic(m) => (kind, m),
+        e => (kind, format!("{op}: {e}")),
+    }
 }
 
 /// Maps an engine result into a NIF result.
