@@ -375,7 +375,7 @@ defmodule Nx.Vulkan.Backend do
 
   binary_ops =
     [:add, :subtract, :multiply, :divide, :pow, :remainder, :atan2, :min, :max, :quotient] ++
-      [:bitwise_and, :bitwise_or, :bitwise_xor, :left_shift, :right_shift] ++
+      [:bitwise_and, :bitwise_or, :bitwise_xor] ++
       [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
       [:logical_and, :logical_or, :logical_xor]
 
@@ -387,6 +387,39 @@ defmodule Nx.Vulkan.Backend do
       end)
     end
   end
+
+  # Shifts by a negative amount raise, as Nx.BinaryBackend does ("cannot left shift by
+  # -1"): a signed shift operand is checked first (on the host when it lives there, else
+  # one `any` read from the device, and only when one is negative, the whole operand).
+  for {op, dir} <- [left_shift: "left", right_shift: "right"] do
+    @impl true
+    def unquote(op)(out, a, b) do
+      check_shift!(unquote(dir), b)
+
+      run(unquote(op), [out, a, b], out, fn ->
+        Native.t_binary(unquote(Atom.to_string(op)), ref!(a), ref!(b), shape_list(out), type_name(out.type))
+      end)
+    end
+  end
+
+  defp check_shift!(dir, %T{type: {:s, _}} = b) do
+    negative? =
+      case b.data do
+        %Handle{} -> Nx.to_number(Nx.any(Nx.less(b, 0))) == 1
+        _ -> true
+      end
+
+    if negative? do
+      case Enum.find(Nx.to_flat_list(b), &(&1 < 0)) do
+        nil -> :ok
+        n -> raise ArgumentError, "cannot #{dir} shift by #{n}"
+      end
+    end
+
+    :ok
+  end
+
+  defp check_shift!(_dir, _b), do: :ok
 
   unary_ops =
     [:exp, :expm1, :log, :log1p, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++

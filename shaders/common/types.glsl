@@ -224,9 +224,10 @@ float f32_round_odd(double r) {
 }
 
 // A double result as the f32 a store of type `out_ty` takes: the nearest one, or for an
-// f16/bf16 output one rounded to odd, so that the store's rounding is the only one.
+// f16 output one rounded to odd, so that the store's rounding is the only one.
 float f32_for_store(double r, uint out_ty) {
-    return out_ty == TY_F16 || out_ty == TY_BF16 ? f32_round_odd(r) : f32_narrow(r);
+    // (bf16 takes the nearest f32's top half, as Nx: see bf16.glsl.)
+    return out_ty == TY_F16 ? f32_round_odd(r) : f32_narrow(r);
 }
 #endif
 
@@ -348,7 +349,8 @@ void store_elem(uvec2 addr, uint ty, uint i, T v) {
 #if defined(CT_F64)
     // Through f32 rounded to odd: one rounding from the double, as Nx does.
     case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(f32_round_odd(v), 0.0)) & 0xFFFFu); return;
-    case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(f32_round_odd(v))); return;
+    // bf16: the nearest f32, then its top half, as Nx.BinaryBackend stores a double.
+    case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(f32_narrow(v))); return;
 #else
     case TY_F16: BufU16(addr).v[i] = uint16_t(packHalf2x16(vec2(float(v), 0.0)) & 0xFFFFu); return;
     case TY_BF16: BufU16(addr).v[i] = uint16_t(f32_to_bf16_bits(float(v))); return;

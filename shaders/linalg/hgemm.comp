@@ -100,8 +100,9 @@ shared uvec4 bs_[2 * BK * BS];
 #ifdef OUT_BF16
 #include "../common/bf16.glsl"
 #define BF16M coopmat<bfloat16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-// The f32 value of `x` rounded to bf16 (to nearest even; NaN stays NaN): its low 16 bits
-// are zero, so the driver's f32 -> bf16 conversion, which truncates, is exact on it.
+// The f32 value of `x` as the bf16 Nx stores (its top half; see bf16.glsl): its low 16
+// bits are zero, so the driver's f32 -> bf16 conversion is exact on it, whatever its
+// rounding.
 float round_to_bf16(const float x) {
     return uintBitsToFloat(f32_to_bf16_bits(x) << 16);
 }

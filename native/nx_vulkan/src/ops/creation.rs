@@ -50,13 +50,14 @@ pub fn f32_to_f16_bits(x: f32) -> u16 {
     sign | r as u16
 }
 
-/// Bits of an f32 as a bf16, rounded to nearest even.
+/// Bits of an f32 as a bf16 as Nx stores one: the f32's upper half (Nx.BinaryBackend
+/// writes the top 16 bits of the nearest f32: `Nx.tensor(1.7, type: :bf16)` is
+/// 1.6953125), NaN as 0x7FC0.
 pub fn f32_to_bf16_bits(x: f32) -> u16 {
-    let b = x.to_bits();
     if x.is_nan() {
-        return ((b >> 16) | 0x40) as u16;
+        return 0x7fc0;
     }
-    ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
+    (x.to_bits() >> 16) as u16
 }
 
 /// Bits of an f32 as an f8 (E5M2): the top byte of its f16, as Nx stores it (NaN 0x7E).
@@ -220,8 +221,9 @@ mod tests {
         assert_eq!(f32_to_f16_bits(5.960_464_5e-8), 0x0001);
         assert_eq!(f32_to_f16_bits(f32::NAN) & 0x7c00, 0x7c00);
         assert_eq!(f32_to_bf16_bits(1.0), 0x3f80);
-        assert_eq!(f32_to_bf16_bits(1.0 + 1.0 / 256.0), 0x3f80); // tie rounds to even
-        assert_eq!(f32_to_bf16_bits(1.0 + 3.0 / 256.0), 0x3f82);
+        assert_eq!(f32_to_bf16_bits(1.0 + 1.0 / 256.0), 0x3f80); // toward zero, as Nx
+        assert_eq!(f32_to_bf16_bits(1.0 + 3.0 / 256.0), 0x3f81);
+        assert_eq!(f32_to_bf16_bits(1.7), 0x3fd9); // Nx: 1.6953125
     }
 
     #[test]

@@ -186,20 +186,18 @@ pub fn f16_bits_from_f64(x: f64) -> u16 {
     nearest_bits(x, 0x7bff, 65536.0, f16_to_f64)
 }
 
-/// f64 -> bf16 bits, rounded once to nearest even.
+/// f64 -> bf16 bits as Nx.BinaryBackend stores a double: the nearest f32, then its top
+/// 16 bits (toward zero).
 pub fn bf16_bits_from_f64(x: f64) -> u16 {
-    if x.is_nan() {
-        return 0x7fc0;
-    }
-    nearest_bits(x, 0x7f7f, 2f64.powi(128), bf16_to_f64)
+    bf16_bits_ref(x as f32)
 }
 
-/// f32 -> bf16 bits, round to nearest even.
+/// f32 -> bf16 bits as Nx stores them: the top 16 bits (toward zero), NaN as 0x7FC0.
 pub fn bf16_bits_ref(x: f32) -> u16 {
     if x.is_nan() {
         return 0x7fc0;
     }
-    nearest_bits(x as f64, 0x7f7f, 2f64.powi(128), bf16_to_f64)
+    (x.to_bits() >> 16) as u16
 }
 
 // ---------------------------------------------------------------- float comparison
