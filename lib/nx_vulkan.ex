@@ -117,6 +117,17 @@ defmodule Nx.Vulkan do
   defdelegate with_fallback(mode, fun), to: Nx.Vulkan.Backend.Fallback, as: :with_mode
 
   @doc """
+  Runs `fun` with gather, `Nx.take`, indexed_put and indexed_add checking their indices
+  for the calling process, and returns its value: an index outside the tensor raises
+  `Nx.BinaryBackend`'s `ArgumentError` ("index 3 is out of bounds for axis 0 in shape
+  {2, 2}") instead of being clamped to the nearest valid one, as EXLA and JAX do and this
+  backend does by default. Each checked call reads its indices from the device.
+  `config :nx_vulkan, bounds_check: true` turns the check on everywhere.
+  """
+  @spec with_bounds_check((() -> result)) :: result when result: term()
+  def with_bounds_check(fun), do: Nx.Vulkan.Backend.Checks.with_bounds_check(true, fun)
+
+  @doc """
   Runs `fun` and returns `{value, counts}`, where `counts` (`%{op => n}`) are the ops the
   calling process ran on the host through the fallback during `fun`.
 

@@ -31,6 +31,7 @@ defmodule Nx.Vulkan.Backend do
   alias Nx.Vulkan.Native
   alias Nx.Vulkan.Backend.Fallback
   alias Nx.Vulkan.Backend.ReduceFun
+  alias Nx.Vulkan.Backend.Checks
 
   @not_one_op "the function is not one add/multiply/max/min/logical_and/logical_or of its arguments"
 
@@ -388,38 +389,17 @@ defmodule Nx.Vulkan.Backend do
     end
   end
 
-  # Shifts by a negative amount raise, as Nx.BinaryBackend does ("cannot left shift by
-  # -1"): a signed shift operand is checked first (on the host when it lives there, else
-  # one `any` read from the device, and only when one is negative, the whole operand).
+  # Shifts by a negative amount raise, as Nx.BinaryBackend does (Checks.shift!/2).
   for {op, dir} <- [left_shift: "left", right_shift: "right"] do
     @impl true
     def unquote(op)(out, a, b) do
-      check_shift!(unquote(dir), b)
+      Checks.shift!(unquote(dir), b)
 
       run(unquote(op), [out, a, b], out, fn ->
         Native.t_binary(unquote(Atom.to_string(op)), ref!(a), ref!(b), shape_list(out), type_name(out.type))
       end)
     end
   end
-
-  defp check_shift!(dir, %T{type: {:s, _}} = b) do
-    negative? =
-      case b.data do
-        %Handle{} -> Nx.to_number(Nx.any(Nx.less(b, 0))) == 1
-        _ -> true
-      end
-
-    if negative? do
-      case Enum.find(Nx.to_flat_list(b), &(&1 < 0)) do
-        nil -> :ok
-        n -> raise ArgumentError, "cannot #{dir} shift by #{n}"
-      end
-    end
-
-    :ok
-  end
-
-  defp check_shift!(_dir, _b), do: :ok
 
   unary_ops =
     [:exp, :expm1, :log, :log1p, :sigmoid, :cos, :sin, :tan, :cosh, :sinh, :tanh] ++
@@ -529,16 +509,21 @@ defmodule Nx.Vulkan.Backend do
   # Indices out of range are clamped to their axis (as in EXLA); Nx.BinaryBackend raises.
   @impl true
   def gather(out, t, indices, opts) do
+    Checks.indices!(t, indices, opts[:axes])
+
     run(:gather, [out, t, indices, opts], out, fn ->
       Native.t_gather(ref!(t), ref!(indices), opts[:axes])
     end)
   end
 
   # Duplicate positions: the last update wins (indexed_put) or all are summed (indexed_add,
-  # floats in f64 as Nx.BinaryBackend does); out-of-range indices are clamped.
+  # floats in f64 as Nx.BinaryBackend does); out-of-range indices are clamped, as EXLA
+  # and JAX do, or raise in the bounds-checked mode (Checks.indices!/3).
   for {op, put} <- [indexed_put: true, indexed_add: false] do
     @impl true
     def unquote(op)(out, target, indices, updates, opts) do
+      Checks.indices!(target, indices, opts[:axes])
+
       run(unquote(op), [out, target, indices, updates, opts], out, fn ->
         Native.t_indexed(unquote(put), ref!(target), ref!(indices), ref!(updates), opts[:axes], type_name(out.type))
       end)

@@ -115,10 +115,13 @@ defmodule Nx.Vulkan.Compiler do
     output
   end
 
+  # The rebuilt node is remembered by id as its data alone: one node can be seen through
+  # tensors of other shapes or vectorized axes (grad's vectorized terms), each of which
+  # keeps its own.
   defp constant_on_device(%T{data: %Expr{id: id} = expr} = t, seen) do
     case seen do
-      %{^id => done} ->
-        {done, seen}
+      %{^id => data} ->
+        {%{t | data: data}, seen}
 
       _ ->
         {args, seen} =
@@ -127,8 +130,8 @@ defmodule Nx.Vulkan.Compiler do
             _ -> Tree.apply_args(t, :all, seen, &constant_on_device/2)
           end
 
-        done = %{t | data: %{expr | args: args}}
-        {done, Map.put(seen, id, done)}
+        data = %{expr | args: args}
+        {%{t | data: data}, Map.put(seen, id, data)}
     end
   end
 

@@ -211,4 +211,17 @@ defmodule Nx.Vulkan.CompilerTest do
     got = Nx.Defn.jit(loss, compiler: Nx.Vulkan.Compiler).(on.(y_true), on.(y_pred))
     assert_in_delta Nx.to_number(got), Nx.to_number(want), 1.0e-6
   end
+
+  test "a grad over mixed vectorized axes compiles (one node seen with several vectorizations)" do
+    # Nx's grad_test "mixed vectorized axes with add": the constants pass once reused a
+    # node's tensor with another vectorization, and a sum met an axis out of range.
+    x = Nx.vectorize(Nx.tensor([[1.0, 2.0], [3.0, 4.0]], backend: Nx.Vulkan.Backend), :x)
+    y = Nx.vectorize(Nx.tensor([10.0, 20.0], backend: Nx.Vulkan.Backend), :y)
+    grad = fn x, y -> Nx.Defn.grad({x, y}, fn {a, b} -> Nx.add(a, b) end) end
+    {gx, gy} = Nx.Defn.jit(grad, compiler: Nx.Vulkan.Compiler).(x, y)
+    {wx, wy} = Nx.Defn.jit(grad, compiler: Nx.Defn.Evaluator).(x, y)
+    assert gx.vectorized_axes == [x: 2, y: 2] and gy.vectorized_axes == [x: 2, y: 2]
+    assert Nx.to_flat_list(Nx.devectorize(gx)) == Nx.to_flat_list(Nx.devectorize(wx))
+    assert Nx.to_flat_list(Nx.devectorize(gy)) == Nx.to_flat_list(Nx.devectorize(wy))
+  end
 end
