@@ -76,8 +76,10 @@ impl Store {
             return;
         }
         seen.push(path.clone());
+        // Line endings normalised: a checkout that converts them (Windows) hashes the same.
         let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading shader {}: {e}", path.display()));
+            .unwrap_or_else(|e| panic!("reading shader {}: {e}", path.display()))
+            .replace("\r\n", "\n");
         let rel = path.strip_prefix(&self.shader_dir).unwrap_or(&path);
         data.extend_from_slice(rel.to_string_lossy().as_bytes());
         data.push(0);

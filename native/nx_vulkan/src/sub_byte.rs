@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 
 /// Bytes of Nx's binary of `n` elements of `dtype` (packed for the sub-byte types).
 pub fn binary_len(dtype: DType, n: usize) -> usize {
-    (n * dtype.bits()).div_ceil(8)
+    // (n * bits) / 8 rounded up, without the product (a caller's shape can have 2^62
+    // elements, whose bit count wraps).
+    (n / 8) * dtype.bits() + ((n % 8) * dtype.bits()).div_ceil(8)
 }
 
 /// The storage bytes of `n` sub-byte elements from Nx's packed binary.
@@ -20,6 +22,14 @@ pub fn unpack(dtype: DType, packed: &[u8], n: usize) -> Result<Vec<u8>> {
             packed.len(),
             dtype.name(),
             binary_len(dtype, n)
+        )));
+    }
+    // Storage is one byte per element: refuse before allocating what no tensor can hold
+    // (kernels index elements with 32 bits).
+    if n > u32::MAX as usize {
+        return Err(Error::InvalidArgument(format!(
+            "from_binary: {n} {} elements are more than a tensor can hold (2^32 - 1)",
+            dtype.name()
         )));
     }
     let per_byte = 8 / bits;
@@ -57,6 +67,14 @@ pub fn canonical(dtype: DType, storage: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_len_of_huge_counts_does_not_wrap() {
+        assert_eq!(binary_len(DType::U4, 3), 2);
+        assert_eq!(binary_len(DType::U2, 9), 3);
+        assert_eq!(binary_len(DType::U4, 1 << 62), 1 << 61);
+        assert!(unpack(DType::U4, &[], 1 << 62).is_err());
+    }
 
     #[test]
     fn packs_msb_first_like_erlang_bitstrings() {

@@ -34,6 +34,17 @@ pub fn numel(shape: &[usize]) -> Result<usize> {
         .ok_or_else(|| Error::InvalidArgument(format!("shape {shape:?} has too many elements")))
 }
 
+/// Bytes of a `dtype` tensor of `shape` (checked against overflow: a shape from the
+/// caller can have 2^62 elements).
+pub fn byte_len(shape: &[usize], dtype: DType) -> Result<usize> {
+    numel(shape)?.checked_mul(dtype.size()).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "a {} tensor of shape {shape:?} has too many bytes",
+            dtype.name()
+        ))
+    })
+}
+
 impl Tensor {
     /// Elements.
     pub fn numel(&self) -> usize {
@@ -129,13 +140,12 @@ impl Tensor {
     /// A tensor holding `bytes` (little-endian elements, row-major).
     pub fn from_bytes(shape: &[usize], dtype: DType, bytes: &[u8]) -> Result<Tensor> {
         crate::nonblocking::host_copy(bytes.len())?;
-        let n = numel(shape)?;
-        if bytes.len() != n * dtype.size() {
+        let want = byte_len(shape, dtype)?;
+        if bytes.len() != want {
             return Err(Error::InvalidArgument(format!(
-                "from_binary: {} bytes do not hold a {} tensor of shape {shape:?} ({} bytes)",
+                "from_binary: {} bytes do not hold a {} tensor of shape {shape:?} ({want} bytes)",
                 bytes.len(),
                 dtype.name(),
-                n * dtype.size()
             )));
         }
         if dtype.is_sub_byte() {

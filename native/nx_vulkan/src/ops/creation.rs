@@ -143,7 +143,7 @@ const HOST_FILL_BYTES: usize = crate::tensor::IN_STREAM_UPLOAD_BYTES;
 pub fn constant(shape: &[usize], dtype: DType, v: Scalar) -> Result<Tensor> {
     let one = scalar_bytes(v, dtype);
     let n = numel(shape)?;
-    if n * dtype.size() <= HOST_FILL_BYTES {
+    if crate::tensor::byte_len(shape, dtype)? <= HOST_FILL_BYTES {
         return Tensor::with_storage(shape, dtype, &one.repeat(n));
     }
     let scalar = Tensor::from_bytes(&[], dtype, &one)?;
