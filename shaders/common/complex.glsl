@@ -53,6 +53,7 @@ T signed_zero(bool negative) {
 #endif
 }
 
+// The sign bit of x (complex_math.glsl's IEEE helpers use it too).
 bool sign_bit(T x) {
 #if defined(CT_F64)
     return (unpackDouble2x32(x).y >> 31) != 0u;

@@ -35,22 +35,13 @@ CV c_nan2() { return CV(c_nan(), c_nan()); }
 bool c_finite(T x) { return !isnan(x) && !isinf(x); }
 bool c_all_finite(CV z) { return c_finite(z.x) && c_finite(z.y); }
 
-// The sign bit of x.
-bool c_signbit(T x) {
-#if defined(CT_F64)
-    return (unpackDouble2x32(x).y >> 31) != 0u;
-#else
-    return (floatBitsToUint(x) >> 31) != 0u;
-#endif
-}
-
 // IEEE 0 * x: NaN for infinities and NaN, else a zero of x's sign. The library's
 // products with the constant parts of i, 1/2 or a real operand go through this, because
 // compilers fold 0 * x into 0 (Vulkan does not promise IEEE infinities, NaN or signed
 // zeros), which would turn the library's NaN at a singularity into a number.
 T mz(T x) {
     if (!c_finite(x)) return c_nan();
-    return c_signbit(x) ? -T(0) : T(0);
+    return signed_zero(sign_bit(x));
 }
 
 // The library's products and quotients with a constant operand, written out in IEEE

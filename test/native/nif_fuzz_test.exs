@@ -13,43 +13,13 @@ defmodule Nx.Vulkan.NifFuzzTest do
   @calls String.to_integer(System.get_env("NX_VULKAN_FUZZ_CALLS", "10000"))
   @moduletag timeout: 900_000
 
-  # name => arity of each tensor NIF (the twins through their wrapper).
-  @nif_arities [
-    t_alloc: 1,
-    t_deallocate: 1,
-    t_info: 1,
-    t_reshape: 2,
-    t_window: 7,
-    t_window_scatter: 8,
-    t_conv: 4,
-    t_triangular_solve: 6,
-    t_indexed: 6,
-    t_sort: 5,
-    t_fft: 6,
-    t_from_binary: 3,
-    t_to_binary: 2,
-    t_constant: 3,
-    t_iota: 3,
-    t_eye: 2,
-    t_broadcast: 3,
-    t_transpose: 2,
-    t_as_type: 2,
-    t_unary: 3,
-    t_binary: 5,
-    t_reduce: 5,
-    t_argreduce: 6,
-    t_dot: 7,
-    t_slice: 4,
-    t_put_slice: 4,
-    t_concatenate: 3,
-    t_reverse: 2,
-    t_pad: 4,
-    t_select: 5,
-    t_clip: 4,
-    t_gather: 3,
-    t_bitcast: 2,
-    t_fused: 6
-  ]
+  # Every tensor NIF, as `{name, arity}` (the twins through their wrapper, not their
+  # `_nb`/`_dirty` halves): read from the module, so a new NIF is fuzzed too.
+  @nif_arities for {name, arity} <- Native.__info__(:functions),
+                   n = Atom.to_string(name),
+                   String.starts_with?(n, "t_"),
+                   not String.ends_with?(n, ["_nb", "_dirty"]),
+                   do: {name, arity}
 
   # Each NIF's arguments by kind, for calls that get past decoding and reach the engine's
   # checks (shapes, types, axes, sizes past memory).

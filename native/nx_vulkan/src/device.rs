@@ -388,15 +388,18 @@ fn describe(index: usize, pd: &PhysicalDevice) -> DeviceInfo {
     }
 }
 
+/// Clears one feature of a feature set.
+type SwitchOff = fn(&mut DeviceFeatures);
+
 /// The Vulkan features `NX_VULKAN_DISABLE_FEATURES` may switch off (comma-separated
 /// Vulkan names), so that a capable machine shows what a device without them does.
-const MASKABLE: [&str; 6] = [
-    "shaderFloat64",
-    "shaderInt64",
-    "shaderFloat16",
-    "shaderInt16",
-    "shaderInt8",
-    "cooperativeMatrix",
+const MASKABLE: [(&str, SwitchOff); 6] = [
+    ("shaderFloat64", |f| f.shader_float64 = false),
+    ("shaderInt64", |f| f.shader_int64 = false),
+    ("shaderFloat16", |f| f.shader_float16 = false),
+    ("shaderInt16", |f| f.shader_int16 = false),
+    ("shaderInt8", |f| f.shader_int8 = false),
+    ("cooperativeMatrix", |f| f.cooperative_matrix = false),
 ];
 
 /// The device's features less those named in `NX_VULKAN_DISABLE_FEATURES`, and those names.
@@ -410,20 +413,14 @@ fn masked_features(sup: &DeviceFeatures) -> Result<(DeviceFeatures, Vec<String>)
         .map(String::from)
         .collect();
     for name in &off {
-        match name.as_str() {
-            "shaderFloat64" => sup.shader_float64 = false,
-            "shaderInt64" => sup.shader_int64 = false,
-            "shaderFloat16" => sup.shader_float16 = false,
-            "shaderInt16" => sup.shader_int16 = false,
-            "shaderInt8" => sup.shader_int8 = false,
-            "cooperativeMatrix" => sup.cooperative_matrix = false,
-            other => {
-                return Err(Error::InvalidArgument(format!(
-                    "NX_VULKAN_DISABLE_FEATURES: unknown feature {other:?} (known: {})",
-                    MASKABLE.join(", ")
-                )))
-            }
-        }
+        let Some((_, switch_off)) = MASKABLE.iter().find(|(n, _)| n == name) else {
+            let known: Vec<&str> = MASKABLE.iter().map(|(n, _)| *n).collect();
+            return Err(Error::InvalidArgument(format!(
+                "NX_VULKAN_DISABLE_FEATURES: unknown feature {name:?} (known: {})",
+                known.join(", ")
+            )));
+        };
+        switch_off(&mut sup);
     }
     Ok((sup, off))
 }
