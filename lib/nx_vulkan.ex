@@ -83,6 +83,20 @@ defmodule Nx.Vulkan do
   @spec stats() :: map()
   def stats, do: unwrap!(Native.dev_stats(), "stats")
 
+  @doc """
+  GPU time by kernel since the last call, when the VM started with
+  `NX_VULKAN_PROFILE=1` (an empty list otherwise): waits for the recorded work, then
+  returns `[{kernel, launches, microseconds}]`, largest first, and starts counting anew.
+
+  Each batch of commands is bracketed by GPU timestamps, one after every command; a
+  command's time is how much later its batch finished because of it, so the times add
+  up to the GPU's busy time even where kernels overlap. Copies and uploads in the
+  command stream are counted as `"copy or update"`. Profiling adds a timestamp per
+  command; leave it off for benchmarks.
+  """
+  @spec profile() :: [{String.t(), non_neg_integer(), float()}]
+  def profile, do: unwrap!(Native.dev_profile(), "profile")
+
   @doc "Waits until all GPU work recorded so far has finished."
   @spec synchronize() :: :ok
   def synchronize do
@@ -113,7 +127,7 @@ defmodule Nx.Vulkan do
   only, and returns its value: `with_fallback(:raise, fn -> ... end)` proves a block of
   work runs on the GPU, whatever the global mode.
   """
-  @spec with_fallback(:warn | :allow | :raise, (() -> result)) :: result when result: term()
+  @spec with_fallback(:warn | :allow | :raise, (-> result)) :: result when result: term()
   defdelegate with_fallback(mode, fun), to: Nx.Vulkan.Backend.Fallback, as: :with_mode
 
   @doc """
@@ -124,7 +138,7 @@ defmodule Nx.Vulkan do
   backend does by default. Each checked call reads its indices from the device.
   `config :nx_vulkan, bounds_check: true` turns the check on everywhere.
   """
-  @spec with_bounds_check((() -> result)) :: result when result: term()
+  @spec with_bounds_check((-> result)) :: result when result: term()
   def with_bounds_check(fun), do: Nx.Vulkan.Backend.Checks.with_bounds_check(true, fun)
 
   @doc """
@@ -135,7 +149,7 @@ defmodule Nx.Vulkan do
       counts
       #=> %{}
   """
-  @spec count_fallbacks((() -> result)) :: {result, %{atom() => pos_integer()}} when result: term()
+  @spec count_fallbacks((-> result)) :: {result, %{atom() => pos_integer()}} when result: term()
   defdelegate count_fallbacks(fun), to: Nx.Vulkan.Backend.Fallback, as: :count
 
   defp unwrap!({:ok, v}, _op), do: v

@@ -45,6 +45,7 @@ defmodule Nx.Vulkan.Native do
   def dev_info, do: err()
   def dev_stats, do: err()
   def dev_synchronize, do: err()
+  def dev_profile, do: err()
 
   def t_alloc(_bytes), do: err()
   def t_deallocate(_ref), do: err()

@@ -8,6 +8,7 @@
 use crate::error::{Error, Result};
 use crate::exec_hazards::Hazards;
 use crate::exec_pool::{FencePool, RecyclingAllocator};
+use crate::exec_profile::BatchQueries;
 use crate::exec_progress::{spin_before_blocking, spin_on_fence, wait_fence, Progress};
 use crate::memory::{Block, StreamOrder};
 use std::collections::VecDeque;
@@ -69,6 +70,8 @@ struct Recording {
     in_flight: VecDeque<Submitted>,
     /// Set when a submit failed (see `submit_locked`).
     failed: Option<Error>,
+    /// The open batch's timestamps, with `NX_VULKAN_PROFILE=1` (see `exec_profile`).
+    queries: Option<BatchQueries>,
 }
 
 struct Submitted {
@@ -78,6 +81,7 @@ struct Submitted {
     keep: Vec<Subbuffer<[u8]>>,
     _pipelines: Vec<Arc<ComputePipeline>>,
     _sets: Vec<Arc<DescriptorSet>>,
+    queries: Option<BatchQueries>,
 }
 
 /// Counters for tests and benchmarks.
@@ -198,6 +202,7 @@ impl Stream {
                 hazards: Hazards::default(),
                 in_flight: VecDeque::new(),
                 failed: None,
+                queries: None,
             }),
             order,
             dispatches: AtomicU64::new(0),
@@ -249,7 +254,7 @@ impl Stream {
         }
         if st.cb.is_none() {
             let t0 = std::time::Instant::now();
-            let cb = RecordingCommandBuffer::new(
+            let mut cb = RecordingCommandBuffer::new(
                 self.cb_alloc.clone(),
                 self.queue.queue_family_index(),
                 CommandBufferLevel::Primary,
@@ -258,6 +263,9 @@ impl Stream {
                     ..Default::default()
                 },
             )?;
+            if crate::exec_profile::wanted() {
+                st.queries = BatchQueries::begin(self.queue.device(), &mut cb, BATCH_COMMANDS)?;
+            }
             if trace() {
                 eprintln!("[nx_vulkan] begin {}: {:?}", st.seq, t0.elapsed());
             }
@@ -285,6 +293,12 @@ impl Stream {
             }
         }
         record(cb)?;
+        if let Some(q) = st.queries.as_mut() {
+            q.after(
+                cb,
+                pipeline.map_or(0, |p| ash::vk::Handle::as_raw(p.handle())),
+            );
+        }
         st.hazards.note(accesses, seq);
         for a in accesses {
             let b = match a {
@@ -496,6 +510,7 @@ impl Stream {
             keep: std::mem::take(&mut st.keep),
             _pipelines: std::mem::take(&mut st.keep_pipelines),
             _sets: std::mem::take(&mut st.keep_sets),
+            queries: st.queries.take(),
         });
         st.seq += 1;
         self.order.open.store(st.seq, Ordering::Release);
@@ -528,8 +543,11 @@ impl Stream {
             }
             let done = st.in_flight.pop_front().expect("front exists");
             self.order.completed.fetch_max(done.seq, Ordering::AcqRel);
-            let Submitted { fence, .. } = done;
+            let Submitted { fence, queries, .. } = done;
             self.fences.give_back(fence);
+            if let Some(q) = queries {
+                q.collect();
+            }
         }
         st.hazards
             .retire(self.order.completed.load(Ordering::Acquire));

@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 mod exec_hazards;
 mod exec_pool;
+pub mod exec_profile;
 mod exec_progress;
 pub mod kernels;
 pub mod loader;

@@ -22,6 +22,7 @@ use vulkano::pipeline::{ComputePipeline, PipelineLayout, PipelineShaderStageCrea
 use vulkano::shader::{ShaderModule, ShaderModuleCreateInfo, ShaderStages, SpecializationConstant};
 use vulkano::Validated;
 use vulkano::VulkanError;
+use vulkano::VulkanObject;
 
 /// Whether `NX_VULKAN_PIPELINE_STATS=1` asks for each pipeline's driver statistics.
 pub fn stats_wanted() -> bool {
@@ -123,6 +124,27 @@ pub enum Source {
 pub struct KernelKey {
     pub source: Source,
     pub spec: [u32; 2],
+}
+
+impl KernelKey {
+    /// A short name for profiles: the kernel, its constants where set, and a hash of a
+    /// fused program's constants (one name per program).
+    fn profile_name(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let spec = match self.spec {
+            [0, 0] => String::new(),
+            [a, b] => format!(" [{a},{b}]"),
+        };
+        match &self.source {
+            Source::Static(k) => format!("{k:?}{spec}"),
+            Source::Runtime(name) => format!("{name}{spec}"),
+            Source::Specialized(k, values) => {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                values.hash(&mut h);
+                format!("{k:?} #{:08x}", h.finish() as u32)
+            }
+        }
+    }
 }
 
 impl Kernel {
@@ -497,6 +519,9 @@ impl Kernels {
         };
         self.built
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        crate::exec_profile::name_pipeline(ash::vk::Handle::as_raw(pipeline.handle()), || {
+            key.profile_name()
+        });
         *guard = Some(pipeline.clone());
         Ok(pipeline)
     }

@@ -133,6 +133,18 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
     Ok(atom_map(env, &pairs))
 }
 
+/// GPU time by kernel since the last call, with `NX_VULKAN_PROFILE=1`: waits for the
+/// recorded work, then gives `[{name, count, microseconds}]`, largest first, and clears.
+#[rustler::nif(schedule = "DirtyIo")]
+fn dev_profile() -> NifOut<Vec<(String, u64, f64)>> {
+    let e = wrap("profile", engine())?;
+    wrap("profile", e.stream.synchronize())?;
+    Ok(crate::exec_profile::take()
+        .into_iter()
+        .map(|(name, t)| (name, t.count, t.nanos / 1000.0))
+        .collect())
+}
+
 /// Waits for all recorded GPU work (benchmarks use it to time without a download).
 #[rustler::nif(schedule = "DirtyIo")]
 fn dev_synchronize() -> NifOut<rustler::Atom> {
