@@ -355,9 +355,24 @@ T nxv_sqrt(T x) {
     return c;
 }
 
+#if defined(CT_F64)
+// trunc of a double by arithmetic: Mesa 22.3's lavapipe returns the argument of a double
+// trunc (and roundEven) unchanged from 2^24 up. Below 2^52, adding and removing 2^52
+// rounds |x| to an integer; one less where that rounded up.
+double nxv_trunc(double x) {
+    precise double a = abs(x);
+    if (!(a < 4503599627370496.0lf)) return x;  // integral already, or NaN or infinite
+    precise double r = (a + 4503599627370496.0lf) - 4503599627370496.0lf;
+    if (r > a) r -= 1.0lf;
+    return x < 0.0lf ? -r : r;
+}
+#else
+#define nxv_trunc trunc
+#endif
+
 // Round half away from zero (Nx.round), exact for every float.
 T nxv_round(T x) {
-    T t = trunc(x);
+    T t = nxv_trunc(x);
     if (abs(x - t) >= T(0.5)) t += sign(x);
     // A zero result is +0, as Nx.BinaryBackend's (it rounds through an integer:
     // round(-0.3) is 0.0, where IEEE's roundf gives -0.0). abs, not a -0.0 literal.

@@ -56,6 +56,14 @@ int reduce_payne_hanek(double x, out dvec2 r) {
     return q & 3;
 }
 
+// roundEven of a non-negative double below 2^52 by adding and removing 2^52 (the add
+// rounds to an integer, to even): Mesa 22.3's lavapipe returns roundEven's and trunc's
+// double argument unchanged from 2^24 up (sin(1e8) came out 1.0).
+double f64_round_even(double a) {
+    precise double r = (a + 4503599627370496.0lf) - 4503599627370496.0lf;
+    return r;
+}
+
 // Quadrant q and r = x - q pi/2 (|r| <= pi/4 roughly) for finite x.
 int reduce_pio2(double x, out dvec2 r) {
     double a = abs(x);
@@ -64,7 +72,7 @@ int reduce_pio2(double x, out dvec2 r) {
         r = dvec2(a, 0.0lf);
         q = 0;
     } else if (a < 268435456.0lf) {
-        double k = roundEven(a * TWO_OVER_PI_D);
+        double k = f64_round_even(a * TWO_OVER_PI_D);
         r = dd_sub(dvec2(a, 0.0lf), dd_two_prod(k, PIO2_1));
         r = dd_sub(r, dd_two_prod(k, PIO2_2));
         r = dd_add_d(r, -k * PIO2_3);

@@ -148,6 +148,40 @@ T apply(uint op, T a, T b) {
     return T(0);
 }
 
+#if defined(CT_I64)
+// u64 mixed with a signed type computes in s64 (Nx merges them to s64), where a u64 value
+// at or above 2^63 loads as a negative number. Nx orders and divides the operands' own
+// values: `big_apply` does, for an operand known to be such a value (`a_big`/`b_big`,
+// not both); the ops whose bits do not depend on it (add, and, ...) go to `apply`.
+uint64_t magnitude(T x, bool big) { return big || x >= T(0) ? uint64_t(x) : uint64_t(-x); }
+
+T big_apply(uint op, T a, T b, bool a_big, bool b_big) {
+    const bool a_above = a_big;  // otherwise b is the big one, above a
+    switch (op) {
+    case B_MIN: return a_above ? b : a;
+    case B_MAX: return a_above ? a : b;
+    case B_EQ: return T(0);
+    case B_NE: return T(1);
+    case B_GT: return BOOL_T(a_above);
+    case B_GE: return BOOL_T(a_above);
+    case B_LT: return BOOL_T(!a_above);
+    case B_LE: return BOOL_T(!a_above);
+    case B_QUOTIENT: {
+        if (b == T(0)) return T(0);
+        uint64_t q = magnitude(a, a_big) / magnitude(b, b_big);
+        return ((a < T(0) && !a_big) != (b < T(0) && !b_big)) ? -T(q) : T(q);
+    }
+    case B_REM: {
+        if (b == T(0)) return T(0);
+        uint64_t r = magnitude(a, a_big) % magnitude(b, b_big);
+        return (a < T(0) && !a_big) ? -T(r) : T(r);
+    }
+    case B_RSHIFT: return a_big ? T(uint64_t(a) >> uint64_t(b)) : apply(op, a, b);
+    }
+    return apply(op, a, b);
+}
+#endif
+
 void main() {
 #if defined(F64_MATH_OP)
     dd_one = double(min(pc.n, 1u));  // 1 whenever the kernel runs (see dd.glsl)
@@ -237,6 +271,14 @@ void main() {
         if (b_mode == 2u) ib = pc.b_off;
         T a = load_elem(pc.a_addr, a_ty, uint(ia));
         T b = load_elem(pc.b_addr, b_ty, uint(ib));
+#if defined(CT_I64)
+        const bool a_big = a_ty == TY_U64 && a < T(0);
+        const bool b_big = b_ty == TY_U64 && b < T(0);
+        if (a_big != b_big) {
+            store_elem(pc.out_addr, out_ty, i, big_apply(op, a, b, a_big, b_big));
+            continue;
+        }
+#endif
         store_elem(pc.out_addr, out_ty, i, apply(op, a, b));
     }
 }

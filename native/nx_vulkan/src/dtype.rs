@@ -101,6 +101,29 @@ impl DType {
         }
     }
 
+    /// Significand bits of a float type, the implicit bit included (f32: 24); 0 for
+    /// the other types.
+    pub fn precision_bits(self) -> u32 {
+        match self {
+            DType::F8 => 3,
+            DType::F8E4M3FN => 4,
+            DType::BF16 => 8,
+            DType::F16 => 11,
+            DType::F32 => 24,
+            DType::F64 => 53,
+            _ => 0,
+        }
+    }
+
+    /// Bits of magnitude of an integer type (s32: 31, u32: 32); 0 for the other types.
+    pub fn magnitude_bits(self) -> u32 {
+        match (self.is_int(), self.is_signed_int()) {
+            (true, true) => self.bits() as u32 - 1,
+            (true, false) => self.bits() as u32,
+            _ => 0,
+        }
+    }
+
     /// True for u2, u4, s2 and s4.
     pub fn is_sub_byte(self) -> bool {
         self.bits() < 8
@@ -342,6 +365,18 @@ mod tests {
         assert_eq!(DType::merge(U4, U2), U4);
         assert_eq!(DType::merge(S2, U8), S16);
         assert_eq!(DType::merge(S4, F16), F16);
+    }
+
+    #[test]
+    fn integers_fit_floats_by_their_magnitude() {
+        use DType::*;
+        let fits = |i: DType, f: DType| i.magnitude_bits() <= f.precision_bits();
+        assert!(fits(S16, F32) && fits(U16, F32));
+        assert!(!fits(S32, F32) && !fits(U32, F32));
+        assert!(fits(S32, F64) && !fits(S64, F64));
+        assert!(fits(U8, BF16) && !fits(S16, BF16));
+        assert!(fits(S8, F16) && !fits(U16, F16));
+        assert!(fits(U2, F8) && !fits(U4, F8) && fits(U4, F8E4M3FN));
     }
 
     #[test]

@@ -24,6 +24,40 @@ pub struct Tensor {
     pub block: Arc<Block>,
     pub shape: Vec<usize>,
     pub dtype: DType,
+    /// For a 32- or 64-bit integer tensor whose values the host wrote (an upload, a
+    /// constant): the most bits of magnitude any element has. `None` where unknown (GPU
+    /// results). Lets an f32 operation take such integers in f32 where they fit exactly
+    /// (a relu's `max(x, 0)`), where otherwise it computes in f64 (`ops::exact_float`).
+    pub value_bits: Option<u32>,
+}
+
+/// Bits of magnitude of the largest element of a 32- or 64-bit integer type in `bytes`
+/// (its storage, little-endian); `None` for other types.
+fn value_bits(dtype: DType, bytes: &[u8]) -> Option<u32> {
+    fn bits(m: u64) -> u32 {
+        64 - m.leading_zeros()
+    }
+    let mag = |v: i64| v.unsigned_abs();
+    let largest = match dtype {
+        DType::S32 => bytes
+            .chunks_exact(4)
+            .map(|c| mag(i32::from_le_bytes(c.try_into().unwrap()) as i64))
+            .max(),
+        DType::U32 => bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as u64)
+            .max(),
+        DType::S64 => bytes
+            .chunks_exact(8)
+            .map(|c| mag(i64::from_le_bytes(c.try_into().unwrap())))
+            .max(),
+        DType::U64 => bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .max(),
+        _ => return None,
+    };
+    Some(bits(largest.unwrap_or(0)))
 }
 
 /// Number of elements of `shape` (checked against overflow).
@@ -52,6 +86,13 @@ impl Tensor {
     }
 
     /// Bytes of data.
+    /// Bits of magnitude its elements may have: what the host saw of its values, else
+    /// its type's (see `value_bits`).
+    pub fn magnitude_bits(&self) -> u32 {
+        self.value_bits
+            .unwrap_or_else(|| self.dtype.magnitude_bits())
+    }
+
     pub fn nbytes(&self) -> u64 {
         (self.numel() * self.dtype.size()) as u64
     }
@@ -65,6 +106,7 @@ impl Tensor {
             block,
             shape: shape.to_vec(),
             dtype,
+            value_bits: None,
         })
     }
 
@@ -107,6 +149,7 @@ impl Tensor {
                 block,
                 shape: shape.to_vec(),
                 dtype,
+                value_bits: value_bits(dtype, bytes),
             })
         };
         let idle = e
@@ -132,6 +175,7 @@ impl Tensor {
             block,
             shape: shape.to_vec(),
             dtype,
+            value_bits: value_bits(dtype, bytes),
         };
         t.write_bytes(bytes)?;
         Ok(t)
@@ -265,6 +309,7 @@ impl Tensor {
             block: self.block.clone(),
             shape: shape.to_vec(),
             dtype: self.dtype,
+            value_bits: self.value_bits,
         })
     }
 }

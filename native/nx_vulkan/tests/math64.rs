@@ -244,3 +244,57 @@ fn f64_pow_and_atan2_special_values_follow_c99() {
         }
     }
 }
+
+#[test]
+fn f64_trig_past_2_24_reduces_exactly() {
+    // The three-part pi/2 reduction covers |x| < 2^28; its quadrant k passes 2^24 at
+    // about 2.6e7. Mesa 22.3's lavapipe returned roundEven's double argument unchanged
+    // from 2^24 up, and sin(1e8) came out 1.0.
+    let mut x = vec![
+        33554435.0,
+        1.0e8,
+        123456789.0,
+        26353589.0,
+        268435455.5,
+        5.0e7 + 0.25,
+    ];
+    x.extend(x.clone().iter().map(|v| -v));
+    let refs: [(UnaryOp, Reference); 3] = [
+        (UnaryOp::Sin, f64::sin),
+        (UnaryOp::Cos, f64::cos),
+        (UnaryOp::Tan, f64::tan),
+    ];
+    for (op, f) in refs {
+        let got = run_unary(op, &x);
+        for (i, &v) in x.iter().enumerate() {
+            assert!(
+                ulps(got[i], f(v)) <= 1,
+                "{op:?}({v}) = {}, host {}",
+                got[i],
+                f(v)
+            );
+        }
+    }
+}
+
+#[test]
+fn f64_round_is_exact_past_2_24() {
+    // Nx.round: half away from zero. lavapipe's double trunc returned its argument from
+    // 2^24 up.
+    let x = [
+        16777217.6,
+        33554435.3,
+        123456789.5,
+        -123456788.5,
+        4503599627370495.5,
+        -4503599627370497.0,
+        1.0e300,
+        -0.3,
+        2.5,
+    ];
+    let got = run_unary(UnaryOp::Round, &x);
+    for (i, &v) in x.iter().enumerate() {
+        let want = if v.round() == 0.0 { 0.0 } else { v.round() };
+        assert_eq!(got[i].to_bits(), want.to_bits(), "round({v}) = {}", got[i]);
+    }
+}

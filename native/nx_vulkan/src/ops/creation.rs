@@ -147,7 +147,9 @@ pub fn constant(shape: &[usize], dtype: DType, v: Scalar) -> Result<Tensor> {
         return Tensor::with_storage(shape, dtype, &one.repeat(n));
     }
     let scalar = Tensor::from_bytes(&[], dtype, &one)?;
-    super::shape::broadcast(&scalar, shape, &[])
+    let mut filled = super::shape::broadcast(&scalar, shape, &[])?;
+    filled.value_bits = scalar.value_bits;
+    Ok(filled)
 }
 
 fn index_kernel(

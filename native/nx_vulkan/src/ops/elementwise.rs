@@ -311,17 +311,19 @@ pub fn binary(
     if super::complex::involved(&[a.dtype, b.dtype, out_type]) {
         return super::complex::binary(op, a, b, out_shape, out_type);
     }
-    let compute = if op.is_predicate() {
-        DType::merge(a.dtype, b.dtype).compute()
+    let merged = DType::merge(a.dtype, b.dtype);
+    let (compute, rounds_to) = if op.is_predicate() {
+        (merged.compute(), merged)
     } else if op == BinaryOp::Divide
         || op == BinaryOp::Atan2
         || op == BinaryOp::Pow && out_type.is_float()
     {
-        out_type.compute()
+        (out_type.compute(), out_type)
     } else {
-        DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute()
+        (DType::merge(merged, out_type).compute(), out_type)
     };
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
+    let compute = super::exact_float(compute, rounds_to, &[a, b]);
     if !op.supported(compute) {
         return Err(crate::unsupported!(
             "{} on {} and {} (computing in {:?}) has no Vulkan kernel yet",
@@ -489,6 +491,11 @@ pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
         || op == UnaryOp::PopulationCount
     {
         t.dtype.compute()
+    } else if out_type.is_float() && t.dtype.is_int() && op != UnaryOp::Identity {
+        // A float function of integers: of their exact values, as Nx computes it (the
+        // conversion alone, `Identity`, rounds once in any class).
+        let c = super::loading(out_type.compute(), &[t.dtype]);
+        super::exact_float(c, out_type, &[t])
     } else {
         Compute::for_conversion(t.dtype, out_type)
     };

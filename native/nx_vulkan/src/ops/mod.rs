@@ -26,6 +26,7 @@ use crate::error::Result;
 use crate::exec::Access;
 use crate::kernels::{Kernel, Push};
 use crate::memory::Block;
+use crate::tensor::Tensor;
 use std::sync::Arc;
 
 /// Workgroup width of the element-wise kernels.
@@ -83,6 +84,28 @@ pub(crate) fn loading(c: Compute, operands: &[DType]) -> Compute {
         Compute::I32 => Compute::I64,
         Compute::U32 => Compute::U64,
         wide => wide,
+    }
+}
+
+/// `c`, moved from the f32 class to f64 where computing in f32 would round where Nx does
+/// not. Nx.BinaryBackend computes a float result from the operands' exact values in
+/// double and rounds once to the result type; the f32 class first converts each operand
+/// to f32. For float operands and integers that `float` holds exactly the two agree (an
+/// f32 operation of values of at most 24 bits is correctly rounded, and double rounding
+/// through f32 or f64 is innocuous for f16 and bf16 results); an integer that `float`
+/// does not hold (s32 or u32 in f32, s16 in f16 or bf16) is rounded before the operation,
+/// and the result twice: such operands compute in f64 on devices that have it.
+/// `float` is the float type the operation rounds to: its result's type, or the
+/// operands' merged type for comparisons. An integer operand whose values the host wrote
+/// counts by those values (`Tensor::value_bits`: a constant 0 fits any float).
+pub(crate) fn exact_float(c: Compute, float: DType, operands: &[&Tensor]) -> Compute {
+    let inexact = operands
+        .iter()
+        .any(|t| t.dtype.is_int() && t.magnitude_bits() > float.precision_bits());
+    if c == Compute::F32 && float.is_float() && inexact && device_has_f64() {
+        Compute::F64
+    } else {
+        c
     }
 }
 

@@ -278,6 +278,7 @@ pub fn bitcast(t: &Tensor, to: DType) -> Result<Tensor> {
         block: t.block.clone(),
         shape: t.shape.clone(),
         dtype: to,
+        value_bits: None,
     })
 }
 
