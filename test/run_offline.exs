@@ -12,6 +12,7 @@ Application.ensure_all_started(:logger)
 nx? = Code.ensure_loaded?(Nx)
 if nx?, do: Application.ensure_all_started(:nx)
 axon? = nx? and Code.ensure_loaded?(Axon)
+exmc? = nx? and Code.ensure_loaded?(Exmc.Builder)
 Process.put(:nx_vulkan_has_nx, nx?)
 
 native_files = ~w(native_path.ex native.ex native_v.ex node.ex pipeline_cache.ex)
@@ -34,10 +35,11 @@ files =
 
 IO.puts(
   "Nx: #{if nx?, do: "available (#{Application.spec(:nx, :vsn)})", else: "not installed: test/nx is skipped"}" <>
-    "; Axon: #{if axon?, do: "available", else: "not installed"}"
+    "; Axon: #{if axon?, do: "available", else: "not installed"}" <>
+    "; eXMC: #{if exmc?, do: "available", else: "not installed"}"
 )
 
-ExUnit.start(max_cases: 1, exclude: if(axon?, do: [], else: [:axon]))
+ExUnit.start(max_cases: 1, exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]))
 Code.require_file(Path.join(root, "test/support/case_helpers.exs"))
 
 only_native? = "--only-native" in System.argv()
