@@ -127,7 +127,7 @@ defmodule Nx.Vulkan do
   only, and returns its value: `with_fallback(:raise, fn -> ... end)` proves a block of
   work runs on the GPU, whatever the global mode.
   """
-  @spec with_fallback(:warn | :allow | :raise, (-> result)) :: result when result: term()
+  @spec with_fallback(:warn | :allow | :raise, (() -> result)) :: result when result: term()
   defdelegate with_fallback(mode, fun), to: Nx.Vulkan.Backend.Fallback, as: :with_mode
 
   @doc """
@@ -138,7 +138,7 @@ defmodule Nx.Vulkan do
   backend does by default. Each checked call reads its indices from the device.
   `config :nx_vulkan, bounds_check: true` turns the check on everywhere.
   """
-  @spec with_bounds_check((-> result)) :: result when result: term()
+  @spec with_bounds_check((() -> result)) :: result when result: term()
   def with_bounds_check(fun), do: Nx.Vulkan.Backend.Checks.with_bounds_check(true, fun)
 
   @doc """
@@ -149,7 +149,7 @@ defmodule Nx.Vulkan do
       counts
       #=> %{}
   """
-  @spec count_fallbacks((-> result)) :: {result, %{atom() => pos_integer()}} when result: term()
+  @spec count_fallbacks((() -> result)) :: {result, %{atom() => pos_integer()}} when result: term()
   defdelegate count_fallbacks(fun), to: Nx.Vulkan.Backend.Fallback, as: :count
 
   defp unwrap!({:ok, v}, _op), do: v

@@ -98,8 +98,7 @@ defmodule Nx.Vulkan.ExmcChainTest do
     {q0, p0, m} = {Enum.take([0.3, -0.4], d), Enum.take([0.7, 0.5], d), Enum.take([1.0, 0.8], d)}
     {:ok, push, _} = CustomSynth.Push.pack(%{push_spec | eps: @eps, K: @k})
 
-    {:ok, {q, p, g, l}} =
-      Nx.Vulkan.NativeV.leapfrog_chain_synth_f64(f64(q0), f64(p0), obs_bin <> f64(m), push, @k, spv)
+    {:ok, {q, p, g, l}} = Nx.Vulkan.NativeV.leapfrog_chain_synth_f64(f64(q0), f64(p0), obs_bin <> f64(m), push, @k, spv)
 
     [q, p, g] = Enum.map([q, p, g], &Enum.chunk_every(floats(&1), d))
     {layout, {q0, p0, m}, Enum.zip([q, p, g, floats(l)])}
