@@ -78,7 +78,8 @@ defmodule Nx.Vulkan do
   @doc """
   Memory and execution counters: live and pooled bytes, buffers created and reused,
   dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
-  host waits and pipelines built.
+  host waits, pipelines built, native tensor calls (`native_calls`: ops and program runs)
+  and `Nx.Vulkan.Compiler`'s program replays (`program_runs`).
   """
   @spec stats() :: map()
   def stats, do: unwrap!(Native.dev_stats(), "stats")

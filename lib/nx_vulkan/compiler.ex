@@ -25,12 +25,18 @@ defmodule Nx.Vulkan.Compiler do
   group builds one pipeline the first time it runs.
 
   Other ops run one by one as `Nx.Vulkan.Backend` callbacks (`Nx.Defn.Evaluator` walks
-  the expression). Expressions containing `while`, `cond`, hooks or vectorized axes are
+  the expression) on a function's first call. That call is also recorded: later calls
+  with the same argument shapes and types run the recorded ops in one native call
+  (`Nx.Vulkan.stats/0` counts `native_calls` and `program_runs`), with the same results.
+  A function that reads the device while it runs (a `while` or `cond` predicate, a host
+  fallback, a bounds check, a dynamic slice start) or calls back into Elixir (hooks) keeps
+  running op by op. Expressions containing `while`, `cond`, hooks or vectorized axes are
   not fused yet: they run op by op.
 
   ## Options
 
     * `:fuse` - `false` turns fusion off (default `true`)
+    * `:record` - `false` runs every call op by op, without recording (default `true`)
 
   Other options are `Nx.Defn.Evaluator`'s.
   """
@@ -40,7 +46,7 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend.Fallback
-  alias Nx.Vulkan.Compiler.Fusion
+  alias Nx.Vulkan.Compiler.{Fusion, Program}
 
   # Compiled functions kept per process, by function, argument templates and options:
   # a call that hits skips tracing, fusion planning and the evaluator's preparation.
@@ -79,17 +85,31 @@ defmodule Nx.Vulkan.Compiler do
   @impl true
   def __compile__(key, vars, fun, opts) do
     {fuse?, opts} = Keyword.pop(opts, :fuse, true)
+    {record?, opts} = Keyword.pop(opts, :record, true)
     rewrite = if fuse?, do: &Fusion.rewrite/1, else: & &1
-    fun = fn vars -> vars |> fun.() |> constants_on_device() |> rewrite.() end
+    # The program of this compilation lives in each calling process under its own key.
+    program_key = {Program, make_ref()}
+
+    fun = fn vars ->
+      output = vars |> fun.() |> constants_on_device() |> rewrite.()
+      Process.put(program_key, Program.recordable?(output))
+      output
+    end
 
     compiled =
       Nx.with_default_backend(Nx.Vulkan.Backend, fn ->
         Nx.Defn.Evaluator.__compile__(key, vars, fun, opts)
       end)
 
+    # Traced by now: a function that calls back into Elixir is never recorded.
+    recordable? = record? and Process.delete(program_key) == true
+
     fn args_list ->
       Nx.with_default_backend(Nx.Vulkan.Backend, fn ->
-        args_list |> Enum.map(fn args -> Enum.map(args, &on_device/1) end) |> compiled.()
+        case Enum.map(args_list, fn args -> Enum.map(args, &on_device/1) end) do
+          [args] when recordable? -> [Program.call(program_key, compiled, args)]
+          args_list -> compiled.(args_list)
+        end
       end)
     end
   end

@@ -59,6 +59,11 @@ defmodule Nx.Vulkan.Native do
   def t_sort(_ref, _axis, _desc, _indices, _type), do: err()
   def t_fft(_ref, _inverse, _length, _axis, _eps, _type), do: err()
 
+  def p_capture_begin(_inputs), do: err()
+  def p_capture_end(_outputs), do: err()
+  def p_capture_abort, do: err()
+  def p_info(_program), do: err()
+
   # Twin NIFs (native/nx_vulkan/src/nif/twin.rs): `name_nb` runs on the caller's normal
   # scheduler and answers :would_block where it would have to wait (a pipeline build, a
   # new device allocation, a long GPU wait, a large copy); `name_dirty` is the same call on
@@ -87,7 +92,8 @@ defmodule Nx.Vulkan.Native do
     t_clip: [:ref, :min, :max, :type],
     t_gather: [:ref, :indices, :axes],
     t_bitcast: [:ref, :type],
-    t_fused: [:type, :shape, :row_axes, :per_row, :slots, :inputs]
+    t_fused: [:type, :shape, :row_axes, :per_row, :slots, :inputs],
+    p_run: [:program, :inputs]
   ]
 
   # Heaps up to this many words get a full collection before a large new buffer; larger

@@ -18,6 +18,7 @@ pub mod loader;
 pub mod memory;
 pub mod nonblocking;
 pub mod ops;
+pub mod program;
 pub mod sub_byte;
 pub mod tensor;
 

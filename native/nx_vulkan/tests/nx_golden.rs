@@ -7,7 +7,9 @@
 //! integers and data movement bit for bit, floats within the tolerance of their op class
 //! (`golden::Tol`). Calls the engine cannot run (ops without a kernel, types it does not
 //! store, f64 transcendental math) are skipped and counted by op. The test ends with
-//! `nx-golden: P passed, F failed, U skipped` and fails when F > 0.
+//! `nx-golden: P passed, F failed, U skipped` and fails when F > 0. Every unary and binary
+//! call also runs as a one-instruction recorded program (`nx_vulkan::program`, what
+//! Nx.Vulkan.Compiler replays) and must give the direct op's bytes.
 
 mod golden;
 
@@ -18,6 +20,7 @@ use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
 use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::ops::{complex, creation, dot, indexing, scatter, shape, sort};
+use nx_vulkan::program::{Instr, Operand, Program};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -383,6 +386,39 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
     }
 }
 
+/// A unary or binary call run as a one-instruction program over input slots (`None` for
+/// other ops).
+fn as_program(c: &Call) -> Option<Result<Tensor, Skip>> {
+    let out_ty = dtype(&c.out.ty).ok()?;
+    let shape = c.out.shape.clone();
+    let op = c.op.as_str();
+    let (run, arity): (nx_vulkan::program::OpFn, usize) = if let Some(b) = BinaryOp::from_name(op) {
+        (
+            std::sync::Arc::new(move |x: &[Tensor]| binary(b, &x[0], &x[1], &shape, out_ty)),
+            2,
+        )
+    } else if let Some(u) = UnaryOp::from_name(op) {
+        (
+            std::sync::Arc::new(move |x: &[Tensor]| unary(u, &x[0], out_ty)),
+            1,
+        )
+    } else {
+        return None;
+    };
+    let inputs = match (0..arity).map(|i| tensor_arg(&c.args[i])).collect() {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
+    let instr = Instr {
+        name: op.to_string(),
+        run,
+        operands: (0..arity).map(Operand::Slot).collect(),
+        out: arity,
+    };
+    let program = Program::new(arity, vec![instr], vec![Operand::Slot(arity)]).expect("program");
+    Some(engine(program.run(inputs)).map(|mut outs| outs.remove(0)))
+}
+
 #[test]
 fn nx_golden() {
     let dir = corpus_dir();
@@ -397,7 +433,7 @@ fn nx_golden() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    let (mut passed, mut failed, mut skipped, mut programs) = (0usize, 0usize, 0usize, 0usize);
     let mut skipped_by: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();
     for f in &files {
@@ -426,6 +462,14 @@ fn nx_golden() {
                 Ok((ours, tol, k)) => {
                     let ty = dtype(&want.ty).ok().unwrap();
                     let bytes = ours.to_binary(None).expect("download");
+                    if let Some(Ok(replayed)) = as_program(&c) {
+                        programs += 1;
+                        if replayed.to_binary(None).expect("download") != bytes {
+                            failed += 1;
+                            failures
+                                .push(format!("#{} {}: the program's bytes differ", c.id, c.op));
+                        }
+                    }
                     let shape_ok = ours.shape == want.shape && ours.dtype == ty;
                     match (
                         shape_ok,
@@ -458,7 +502,8 @@ fn nx_golden() {
         println!("FAIL {f}");
     }
     println!("skipped calls by op: {skipped_by:?}");
-    println!("nx-golden: {passed} passed, {failed} failed, {skipped} skipped");
+    println!("nx-golden: {passed} passed, {failed} failed, {skipped} skipped; {programs} run again as programs");
+    assert!(programs > 1000, "only {programs} calls ran as programs");
     assert_eq!(
         failed,
         0,

@@ -20,6 +20,7 @@ rustler::atoms! {
     would_block,
     would_block_collect,
     arithmetic,
+    not_recordable,
 }
 
 /// The error tuple for an engine error, prefixed with the op that failed.

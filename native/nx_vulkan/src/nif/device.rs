@@ -118,6 +118,7 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
     let e = wrap("stats", engine())?;
     let m = e.memory.stats();
     let x = e.stream.stats();
+    let (calls, runs) = super::program::counts();
     let pairs: Vec<(&str, Term)> = vec![
         ("live_bytes", m.live_bytes.encode(env)),
         ("pooled_bytes", m.pooled_bytes.encode(env)),
@@ -129,6 +130,8 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
         ("submits", x.submits.encode(env)),
         ("waits", x.waits.encode(env)),
         ("pipelines", e.kernels.built().encode(env)),
+        ("native_calls", calls.encode(env)),
+        ("program_runs", runs.encode(env)),
     ];
     Ok(atom_map(env, &pairs))
 }

@@ -2,7 +2,8 @@
 //! `{name, a, b, value}` tuples naming Nx ops.
 
 use super::convert::{dtype, err, NifOut, ScalarTerm};
-use super::tensor::{get, out, Ref};
+use super::program::op;
+use super::tensor::Ref;
 use super::twin::twin_nif;
 use crate::error::Error;
 use crate::ops::creation::Scalar;
@@ -58,11 +59,7 @@ twin_nif! {
                 .collect::<NifOut<_>>()?,
             per_row,
         };
-        let tensors = inputs
-            .iter()
-            .map(|r| get(OP, r))
-            .collect::<NifOut<Vec<_>>>()?;
-        let refs: Vec<_> = tensors.iter().collect();
-        out(OP, fused(&program, &refs))
+        let refs: Vec<&Ref> = inputs.iter().collect();
+        op(OP, &refs, move |x| fused(&program, &x.iter().collect::<Vec<_>>()))
     }
 }

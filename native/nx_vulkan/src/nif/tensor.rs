@@ -2,6 +2,7 @@
 //! shape and type in its `Nx.Tensor` and passes the output shape and type Nx computed.
 
 use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
+use super::program::op;
 use super::twin::{attempt, twin_nif, Attempt};
 use crate::error::Error;
 use crate::ops::{
@@ -20,12 +21,19 @@ impl rustler::Resource for TensorRes {}
 
 pub(super) type Ref = ResourceArc<TensorRes>;
 
-fn new_ref(t: Tensor) -> Ref {
+pub(super) fn new_ref(t: Tensor) -> Ref {
     ResourceArc::new(TensorRes(Mutex::new(Some(t))))
 }
 
-/// The engine tensor behind a reference, or an error if it was deallocated.
+/// The engine tensor behind a reference, for a call that is not a recordable op (a read
+/// of its data, a chain): a recording of the caller's ops can then not be replayed.
 pub(super) fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
+    super::program::spoil(&format!("{op} reads a tensor"));
+    get_unrecorded(op, r)
+}
+
+/// The engine tensor behind a reference, or an error if it was deallocated.
+pub(super) fn get_unrecorded(op: &str, r: &Ref) -> NifOut<Tensor> {
     r.0.lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone()
@@ -37,30 +45,29 @@ pub(super) fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
         })
 }
 
-pub(super) fn out(op: &str, r: crate::error::Result<Tensor>) -> NifOut<Ref> {
-    wrap(op, r).map(new_ref)
-}
-
 twin_nif! {
     /// Uploads a binary as a tensor of `shape` and `type`.
     t_from_binary_nb / t_from_binary_dirty => fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
         let t = dtype("from_binary", &ty)?;
-        out("from_binary", Tensor::from_binary(&shp, t, data.as_slice()))
+        super::program::spoil("from_binary uploads host data");
+        wrap("from_binary", Tensor::from_binary(&shp, t, data.as_slice())).map(new_ref)
     }
 }
 
 /// An uninitialised byte buffer (`Nx.Vulkan.NativeV.buf_alloc/1`).
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_alloc(bytes: usize) -> NifOut<Ref> {
-    out(
+    wrap(
         "buf_alloc",
         Tensor::empty(&[bytes], crate::dtype::DType::U8),
     )
+    .map(new_ref)
 }
 
 /// The first `limit` bytes (or all) of Nx's binary of a tensor (packed for u2/u4/s2/s4).
 /// Waits for the work that writes it.
 fn t_to_binary<'a>(env: Env<'a>, r: &Ref, limit: Option<usize>) -> NifOut<Binary<'a>> {
+    super::program::enter(env);
     let t = get("to_binary", r)?;
     if t.dtype.is_sub_byte() {
         let packed = wrap("to_binary", t.to_binary(limit))?;
@@ -98,57 +105,55 @@ fn t_deallocate(r: Ref) -> bool {
 /// Shape and type of the engine tensor (for checks and debugging).
 #[rustler::nif]
 fn t_info(r: Ref) -> NifOut<(Vec<usize>, String)> {
-    let t = get("info", &r)?;
+    let t = get_unrecorded("info", &r)?;
     Ok((t.shape.clone(), t.dtype.name().to_string()))
 }
 
 twin_nif! {
     t_constant_nb / t_constant_dirty => fn t_constant(shp: Vec<usize>, ty: String, value: ScalarTerm) -> NifOut<Ref> {
         let t = dtype("constant", &ty)?;
-        out("constant", creation::constant(&shp, t, value.0))
+        let v = value.0;
+        op("constant", &[], move |_| creation::constant(&shp, t, v))
     }
 }
 
 twin_nif! {
     t_iota_nb / t_iota_dirty => fn t_iota(shp: Vec<usize>, ty: String, axis: Option<usize>) -> NifOut<Ref> {
         let t = dtype("iota", &ty)?;
-        out("iota", creation::iota(&shp, t, axis))
+        op("iota", &[], move |_| creation::iota(&shp, t, axis))
     }
 }
 
 twin_nif! {
     t_eye_nb / t_eye_dirty => fn t_eye(shp: Vec<usize>, ty: String) -> NifOut<Ref> {
         let t = dtype("eye", &ty)?;
-        out("eye", creation::eye(&shp, t))
+        op("eye", &[], move |_| creation::eye(&shp, t))
     }
 }
 
 /// Metadata-only reshape (also serves squeeze).
 #[rustler::nif]
-fn t_reshape(r: Ref, shp: Vec<usize>) -> NifOut<Ref> {
-    let t = get("reshape", &r)?;
-    out("reshape", shape::reshape(&t, &shp))
+fn t_reshape(env: Env<'_>, r: Ref, shp: Vec<usize>) -> NifOut<Ref> {
+    super::program::enter(env);
+    op("reshape", &[&r], move |x| shape::reshape(&x[0], &shp))
 }
 
 twin_nif! {
     t_broadcast_nb / t_broadcast_dirty => fn t_broadcast(r: Ref, shp: Vec<usize>, axes: Vec<usize>) -> NifOut<Ref> {
-        let t = get("broadcast", &r)?;
-        out("broadcast", shape::broadcast(&t, &shp, &axes))
+        op("broadcast", &[&r], move |x| shape::broadcast(&x[0], &shp, &axes))
     }
 }
 
 twin_nif! {
     t_transpose_nb / t_transpose_dirty => fn t_transpose(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-        let t = get("transpose", &r)?;
-        out("transpose", shape::transpose(&t, &axes))
+        op("transpose", &[&r], move |x| shape::transpose(&x[0], &axes))
     }
 }
 
 twin_nif! {
     t_as_type_nb / t_as_type_dirty => fn t_as_type(r: Ref, ty: String) -> NifOut<Ref> {
-        let t = get("as_type", &r)?;
         let to = dtype("as_type", &ty)?;
-        out("as_type", elementwise::as_type(&t, to))
+        op("as_type", &[&r], move |x| elementwise::as_type(&x[0], to))
     }
 }
 
@@ -156,9 +161,8 @@ twin_nif! {
     t_unary_nb / t_unary_dirty => fn t_unary(op: String, r: Ref, ty: String) -> NifOut<Ref> {
         let u = elementwise::UnaryOp::from_name(&op)
             .ok_or_else(|| err(&op, Error::Unsupported("no such unary op".into())))?;
-        let t = get(&op, &r)?;
         let to = dtype(&op, &ty)?;
-        out(&op, elementwise::unary(u, &t, to))
+        super::program::op(&op, &[&r], move |x| elementwise::unary(u, &x[0], to))
     }
 }
 
@@ -166,9 +170,8 @@ twin_nif! {
     t_binary_nb / t_binary_dirty => fn t_binary(op: String, a: Ref, b: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
         let bop = elementwise::BinaryOp::from_name(&op)
             .ok_or_else(|| err(&op, Error::Unsupported("no such binary op".into())))?;
-        let (ta, tb) = (get(&op, &a)?, get(&op, &b)?);
         let to = dtype(&op, &ty)?;
-        out(&op, elementwise::binary(bop, &ta, &tb, &shp, to))
+        super::program::op(&op, &[&a, &b], move |x| elementwise::binary(bop, &x[0], &x[1], &shp, to))
     }
 }
 
@@ -176,15 +179,15 @@ twin_nif! {
     t_reduce_nb / t_reduce_dirty => fn t_reduce(op: String, r: Ref, axes: Option<Vec<usize>>, keep: bool, ty: String) -> NifOut<Ref> {
         let rop = reduce::ReduceOp::from_name(&op)
             .ok_or_else(|| err(&op, Error::Unsupported("no such reduction".into())))?;
-        let t = get(&op, &r)?;
         let to = dtype(&op, &ty)?;
-        out(&op, reduce::reduce(rop, &t, axes.as_deref(), keep, to))
+        super::program::op(&op, &[&r], move |x| reduce::reduce(rop, &x[0], axes.as_deref(), keep, to))
     }
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 #[allow(clippy::too_many_arguments)]
 fn t_window(
+    env: Env<'_>,
     op: String,
     r: Ref,
     dims: Vec<usize>,
@@ -205,7 +208,7 @@ fn t_window(
             ))
         }
     };
-    let t = get(&op, &r)?;
+    super::program::enter(env);
     let to = dtype(&op, &ty)?;
     let spec = window::WindowSpec {
         dims,
@@ -216,12 +219,15 @@ fn t_window(
             .collect(),
         dilations,
     };
-    out(&op, window::window_reduce(rop, &t, &spec, to))
+    super::program::op(&op, &[&r], move |x| {
+        window::window_reduce(rop, &x[0], &spec, to)
+    })
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 #[allow(clippy::too_many_arguments)]
 fn t_window_scatter(
+    env: Env<'_>,
     is_min: bool,
     r: Ref,
     source: Ref,
@@ -236,16 +242,15 @@ fn t_window_scatter(
     } else {
         "window_scatter_max"
     };
-    let (t, s, i) = (get(op, &r)?, get(op, &source)?, get(op, &init)?);
+    super::program::enter(env);
     let to = dtype(op, &ty)?;
     let padding: Vec<(isize, isize)> = padding
         .iter()
         .map(|&(lo, hi)| (lo as isize, hi as isize))
         .collect();
-    out(
-        op,
-        window::window_scatter(is_min, &t, &s, &i, &dims, &strides, &padding, to),
-    )
+    super::program::op(op, &[&r, &source, &init], move |x| {
+        window::window_scatter(is_min, &x[0], &x[1], &x[2], &dims, &strides, &padding, to)
+    })
 }
 
 /// Nx conv options as the Elixir side passes them (a map with atom keys).
@@ -263,8 +268,8 @@ struct ConvOpts {
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
-fn t_conv(input: Ref, kernel: Ref, o: ConvOpts, ty: String) -> NifOut<Ref> {
-    let (t, k) = (get("conv", &input)?, get("conv", &kernel)?);
+fn t_conv(env: Env<'_>, input: Ref, kernel: Ref, o: ConvOpts, ty: String) -> NifOut<Ref> {
+    super::program::enter(env);
     let to = dtype("conv", &ty)?;
     let spec = conv::ConvSpec {
         strides: o.strides,
@@ -281,11 +286,14 @@ fn t_conv(input: Ref, kernel: Ref, o: ConvOpts, ty: String) -> NifOut<Ref> {
         kernel_permutation: o.kernel_permutation,
         output_permutation: o.output_permutation,
     };
-    out("conv", conv::conv(&t, &k, &spec, to))
+    op("conv", &[&input, &kernel], move |x| {
+        conv::conv(&x[0], &x[1], &spec, to)
+    })
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_triangular_solve(
+    env: Env<'_>,
     a: Ref,
     b: Ref,
     left_side: bool,
@@ -293,8 +301,8 @@ fn t_triangular_solve(
     transform_a: String,
     ty: String,
 ) -> NifOut<Ref> {
-    let op = "triangular_solve";
-    let (a, b) = (get(op, &a)?, get(op, &b)?);
+    super::program::enter(env);
+    let name = "triangular_solve";
     let transform_a = match transform_a.as_str() {
         "none" => triangular::TransformA::None,
         "transpose" => triangular::TransformA::Transpose,
@@ -302,7 +310,7 @@ fn t_triangular_solve(
         other => {
             let e =
                 crate::invalid!("transform_a must be none, transpose or conjugate, got {other}");
-            return Err(err(op, e));
+            return Err(err(name, e));
         }
     };
     let opts = triangular::TriangularSolveOpts {
@@ -310,10 +318,10 @@ fn t_triangular_solve(
         lower,
         transform_a,
     };
-    out(
-        op,
-        triangular::triangular_solve(&a, &b, opts, dtype(op, &ty)?),
-    )
+    let to = dtype(name, &ty)?;
+    op(name, &[&a, &b], move |x| {
+        triangular::triangular_solve(&x[0], &x[1], opts, to)
+    })
 }
 
 twin_nif! {
@@ -325,10 +333,9 @@ twin_nif! {
         tie_high: bool,
         ty: String,
     ) -> NifOut<Ref> {
-        let op = if is_min { "argmin" } else { "argmax" };
-        let t = get(op, &r)?;
-        let to = dtype(op, &ty)?;
-        out(op, reduce::argreduce(&t, axis, keep, is_min, tie_high, to))
+        let name = if is_min { "argmin" } else { "argmax" };
+        let to = dtype(name, &ty)?;
+        op(name, &[&r], move |x| reduce::argreduce(&x[0], axis, keep, is_min, tie_high, to))
     }
 }
 
@@ -342,82 +349,70 @@ twin_nif! {
         bb: Vec<usize>,
         ty: String,
     ) -> NifOut<Ref> {
-        let (ta, tb) = (get("dot", &a)?, get("dot", &b)?);
         let to = dtype("dot", &ty)?;
-        out("dot", dot::dot(&ta, &ca, &ba, &tb, &cb, &bb, to))
+        op("dot", &[&a, &b], move |x| dot::dot(&x[0], &ca, &ba, &x[1], &cb, &bb, to))
     }
 }
 
 twin_nif! {
     t_slice_nb / t_slice_dirty => fn t_slice(r: Ref, start: Vec<usize>, lengths: Vec<usize>, strides: Vec<usize>) -> NifOut<Ref> {
-        let t = get("slice", &r)?;
-        out("slice", shape::slice(&t, &start, &lengths, &strides))
+        op("slice", &[&r], move |x| shape::slice(&x[0], &start, &lengths, &strides))
     }
 }
 
 twin_nif! {
     t_put_slice_nb / t_put_slice_dirty => fn t_put_slice(r: Ref, start: Vec<usize>, update: Ref, ty: String) -> NifOut<Ref> {
-        let (t, u) = (get("put_slice", &r)?, get("put_slice", &update)?);
         let to = dtype("put_slice", &ty)?;
-        out("put_slice", shape::put_slice(&t, &start, &u, to))
+        op("put_slice", &[&r, &update], move |x| shape::put_slice(&x[0], &start, &x[1], to))
     }
 }
 
 twin_nif! {
     t_concatenate_nb / t_concatenate_dirty => fn t_concatenate(refs: Vec<Ref>, axis: usize, ty: String) -> NifOut<Ref> {
-        let ts = refs
-            .iter()
-            .map(|r| get("concatenate", r))
-            .collect::<NifOut<Vec<Tensor>>>()?;
         let to = dtype("concatenate", &ty)?;
-        out("concatenate", shape::concatenate(&ts, axis, to))
+        let refs: Vec<&Ref> = refs.iter().collect();
+        op("concatenate", &refs, move |x| shape::concatenate(x, axis, to))
     }
 }
 
 twin_nif! {
     t_reverse_nb / t_reverse_dirty => fn t_reverse(r: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-        let t = get("reverse", &r)?;
-        out("reverse", shape::reverse(&t, &axes))
+        op("reverse", &[&r], move |x| shape::reverse(&x[0], &axes))
     }
 }
 
 twin_nif! {
     t_pad_nb / t_pad_dirty => fn t_pad(r: Ref, value: Ref, config: Vec<(isize, isize, usize)>, ty: String) -> NifOut<Ref> {
-        let (t, v) = (get("pad", &r)?, get("pad", &value)?);
         let to = dtype("pad", &ty)?;
-        out("pad", shape::pad(&t, &v, &config, to))
+        op("pad", &[&r, &value], move |x| shape::pad(&x[0], &x[1], &config, to))
     }
 }
 
 twin_nif! {
     t_select_nb / t_select_dirty => fn t_select(pred: Ref, on_true: Ref, on_false: Ref, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
-        let (p, a, b) = (
-            get("select", &pred)?,
-            get("select", &on_true)?,
-            get("select", &on_false)?,
-        );
         let to = dtype("select", &ty)?;
-        out("select", indexing::select(&p, &a, &b, &shp, to))
+        op("select", &[&pred, &on_true, &on_false], move |x| {
+            indexing::select(&x[0], &x[1], &x[2], &shp, to)
+        })
     }
 }
 
 twin_nif! {
     t_clip_nb / t_clip_dirty => fn t_clip(r: Ref, min: Ref, max: Ref, ty: String) -> NifOut<Ref> {
-        let (t, lo, hi) = (get("clip", &r)?, get("clip", &min)?, get("clip", &max)?);
         let to = dtype("clip", &ty)?;
-        out("clip", indexing::clip(&t, &lo, &hi, to))
+        op("clip", &[&r, &min, &max], move |x| indexing::clip(&x[0], &x[1], &x[2], to))
     }
 }
 
 twin_nif! {
     t_gather_nb / t_gather_dirty => fn t_gather(r: Ref, indices: Ref, axes: Vec<usize>) -> NifOut<Ref> {
-        let (t, i) = (get("gather", &r)?, get("gather", &indices)?);
-        out("gather", indexing::gather(&t, &i, &axes))
+        op("gather", &[&r, &indices], move |x| indexing::gather(&x[0], &x[1], &axes))
     }
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
 fn t_indexed(
+    env: Env<'_>,
     put: bool,
     target: Ref,
     indices: Ref,
@@ -425,41 +420,54 @@ fn t_indexed(
     axes: Vec<usize>,
     ty: String,
 ) -> NifOut<Ref> {
-    let op = if put { "indexed_put" } else { "indexed_add" };
-    let (t, i, u) = (get(op, &target)?, get(op, &indices)?, get(op, &updates)?);
-    let to = dtype(op, &ty)?;
-    if put {
-        out(op, scatter::indexed_put(&t, &i, &u, &axes, to))
-    } else {
-        out(op, scatter::indexed_add(&t, &i, &u, &axes, to))
-    }
+    super::program::enter(env);
+    let name = if put { "indexed_put" } else { "indexed_add" };
+    let to = dtype(name, &ty)?;
+    op(name, &[&target, &indices, &updates], move |x| {
+        if put {
+            scatter::indexed_put(&x[0], &x[1], &x[2], &axes, to)
+        } else {
+            scatter::indexed_add(&x[0], &x[1], &x[2], &axes, to)
+        }
+    })
 }
 
 #[rustler::nif(schedule = "DirtyCpu")]
-fn t_sort(r: Ref, axis: usize, desc: bool, indices: bool, ty: String) -> NifOut<Ref> {
-    let op = if indices { "argsort" } else { "sort" };
-    let t = get(op, &r)?;
-    if indices {
-        let to = dtype(op, &ty)?;
-        out(op, sort::argsort(&t, axis, desc, to))
-    } else {
-        out(op, sort::sort(&t, axis, desc))
-    }
+fn t_sort(env: Env<'_>, r: Ref, axis: usize, desc: bool, indices: bool, ty: String) -> NifOut<Ref> {
+    super::program::enter(env);
+    let name = if indices { "argsort" } else { "sort" };
+    let to = dtype(name, &ty)?;
+    op(name, &[&r], move |x| {
+        if indices {
+            sort::argsort(&x[0], axis, desc, to)
+        } else {
+            sort::sort(&x[0], axis, desc)
+        }
+    })
 }
 
 twin_nif! {
     t_bitcast_nb / t_bitcast_dirty => fn t_bitcast(r: Ref, ty: String) -> NifOut<Ref> {
-        let t = get("bitcast", &r)?;
         let to = dtype("bitcast", &ty)?;
-        out("bitcast", shape::bitcast(&t, to))
+        op("bitcast", &[&r], move |x| shape::bitcast(&x[0], to))
     }
 }
 
 /// Nx `fft` (or `ifft` when `inverse`) along `axis` with `length` points.
 #[rustler::nif(schedule = "DirtyCpu")]
-fn t_fft(r: Ref, inverse: bool, length: usize, axis: usize, eps: f64, ty: String) -> NifOut<Ref> {
-    let op = if inverse { "ifft" } else { "fft" };
-    let t = get(op, &r)?;
-    let to = dtype(op, &ty)?;
-    out(op, complex::fft(&t, length, axis, eps, inverse, to))
+fn t_fft(
+    env: Env<'_>,
+    r: Ref,
+    inverse: bool,
+    length: usize,
+    axis: usize,
+    eps: f64,
+    ty: String,
+) -> NifOut<Ref> {
+    super::program::enter(env);
+    let name = if inverse { "ifft" } else { "fft" };
+    let to = dtype(name, &ty)?;
+    op(name, &[&r], move |x| {
+        complex::fft(&x[0], length, axis, eps, inverse, to)
+    })
 }

@@ -5,6 +5,7 @@
 //! non-blocking mode ([`crate::nonblocking`]) and answers `:would_block` where the engine
 //! would block (a pipeline build, a new allocation, a long GPU wait, a large copy);
 //! `Nx.Vulkan.Native.t_x` then calls `t_x_dirty`, the same call on a dirty scheduler.
+//! Both note the calling process first, for recordings (`super::program`).
 
 use super::convert::{would_block, would_block_collect, NifOut};
 use rustler::{Encoder, Env, Term};
@@ -70,16 +71,18 @@ macro_rules! twin_nif {
     (@type $ctx:tt [$($n:ident)*] $skip:tt $($rest:tt)*) => {
         twin_nif!(@type $ctx [$($n)*] $($rest)*);
     };
-    (@emit ($nb:ident $dirty:ident $imp:ident $params:tt) [$($n:ident)*]) => {
+    (@emit ($nb:ident $dirty:ident $imp:ident ($($p:tt)*)) [$($n:ident)*]) => {
         #[rustler::nif]
         #[allow(clippy::too_many_arguments)]
-        fn $nb $params -> $crate::nif::twin::Attempt<Ref> {
+        fn $nb(env: rustler::Env<'_>, $($p)*) -> $crate::nif::twin::Attempt<Ref> {
+            $crate::nif::program::enter(env);
             $crate::nif::twin::attempt(|| $imp($($n),*))
         }
 
         #[rustler::nif(schedule = "DirtyCpu")]
         #[allow(clippy::too_many_arguments)]
-        fn $dirty $params -> NifOut<Ref> {
+        fn $dirty(env: rustler::Env<'_>, $($p)*) -> NifOut<Ref> {
+            $crate::nif::program::enter(env);
             $imp($($n),*)
         }
     };

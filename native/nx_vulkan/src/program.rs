@@ -1,0 +1,160 @@
+//! A recorded program: the ops one compiled call made, replayed on new inputs.
+//!
+//! `Nx.Vulkan.Compiler` runs a function once through the backend while the NIF boundary
+//! records each op it calls ([`Instr`]: the op with its non-tensor arguments bound, and
+//! where its tensor operands come from). Later calls with the same shapes and types run
+//! the list in one native call: the same `ops::*` code on new tensors, so results are
+//! bit-identical to the op-by-op run. Intermediate tensors are dropped after their last
+//! use, returning their buffers to the pool within the call.
+
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+/// An op with its non-tensor arguments bound: operand tensors in, result out.
+pub type OpFn = Arc<dyn Fn(&[Tensor]) -> Result<Tensor> + Send + Sync>;
+
+/// Where an operand comes from.
+#[derive(Clone)]
+pub enum Operand {
+    /// A program input (`0..inputs`) or an earlier instruction's result.
+    Slot(usize),
+    /// A tensor that existed before the recording and is none of its inputs (a
+    /// constant the compiler uploaded once): the program holds it.
+    Pinned(Tensor),
+}
+
+/// One recorded op.
+pub struct Instr {
+    /// The op's Nx name (for inspection).
+    pub name: String,
+    pub run: OpFn,
+    pub operands: Vec<Operand>,
+    /// The slot its result goes to.
+    pub out: usize,
+}
+
+/// A list of ops over slots: inputs first, then one slot per instruction.
+pub struct Program {
+    inputs: usize,
+    instrs: Vec<Instr>,
+    outputs: Vec<Operand>,
+    slots: usize,
+    /// For each slot, the index of the last instruction that reads it (`None`: no
+    /// instruction does, or an output holds it to the end).
+    last_use: Vec<Option<usize>>,
+}
+
+impl Program {
+    /// A program of `inputs` inputs, `instrs` in order and `outputs`. Every slot an
+    /// instruction or output reads must be an input or an earlier instruction's result.
+    pub fn new(inputs: usize, instrs: Vec<Instr>, outputs: Vec<Operand>) -> Result<Program> {
+        let slots = inputs + instrs.len();
+        let unwritten = |s: usize| {
+            Error::InvalidArgument(format!("program: slot {s} is read before it is written"))
+        };
+        let mut last_use = vec![None; slots];
+        for (i, instr) in instrs.iter().enumerate() {
+            if instr.out != inputs + i {
+                return Err(Error::InvalidArgument(format!(
+                    "program: instruction {i} writes slot {}, not {}",
+                    instr.out,
+                    inputs + i
+                )));
+            }
+            for o in &instr.operands {
+                if let Operand::Slot(s) = *o {
+                    if s >= instr.out {
+                        return Err(unwritten(s));
+                    }
+                    last_use[s] = Some(i);
+                }
+            }
+        }
+        let mut held = vec![false; slots];
+        for o in &outputs {
+            if let Operand::Slot(s) = *o {
+                if s >= slots {
+                    return Err(unwritten(s));
+                }
+                held[s] = true;
+                last_use[s] = None;
+            }
+        }
+        // A result nothing reads goes as soon as it is made.
+        for i in 0..instrs.len() {
+            let s = inputs + i;
+            if last_use[s].is_none() && !held[s] {
+                last_use[s] = Some(i);
+            }
+        }
+        Ok(Program {
+            inputs,
+            instrs,
+            outputs,
+            slots,
+            last_use,
+        })
+    }
+
+    /// How many inputs it takes.
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    /// How many ops it runs.
+    pub fn len(&self) -> usize {
+        self.instrs.len()
+    }
+
+    /// Whether it runs no op (its outputs are inputs or held tensors).
+    pub fn is_empty(&self) -> bool {
+        self.instrs.is_empty()
+    }
+
+    /// Runs the ops on `inputs`; returns the outputs.
+    pub fn run(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        if inputs.len() != self.inputs {
+            return Err(Error::InvalidArgument(format!(
+                "program: {} inputs given, it takes {}",
+                inputs.len(),
+                self.inputs
+            )));
+        }
+        let mut slots: Vec<Option<Tensor>> = Vec::with_capacity(self.slots);
+        slots.extend(inputs.into_iter().map(Some));
+        slots.resize(self.slots, None);
+        for (i, instr) in self.instrs.iter().enumerate() {
+            let operands = instr
+                .operands
+                .iter()
+                .map(|o| match o {
+                    Operand::Slot(s) => slots[*s].clone().ok_or_else(|| {
+                        Error::InvalidArgument(format!("program: slot {s} is empty"))
+                    }),
+                    Operand::Pinned(t) => Ok(t.clone()),
+                })
+                .collect::<Result<Vec<Tensor>>>()?;
+            slots[instr.out] = Some((instr.run)(&operands)?);
+            // Drop what no later instruction or output reads (inputs stay the caller's).
+            let done = instr.operands.iter().filter_map(|o| match o {
+                Operand::Slot(s) if *s >= self.inputs => Some(*s),
+                _ => None,
+            });
+            for s in done.chain([instr.out]) {
+                if self.last_use[s] == Some(i) {
+                    slots[s] = None;
+                }
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|o| match o {
+                Operand::Slot(s) => slots[*s]
+                    .clone()
+                    .ok_or_else(|| Error::InvalidArgument(format!("program: slot {s} is empty"))),
+                Operand::Pinned(t) => Ok(t.clone()),
+            })
+            .collect()
+    }
+}
