@@ -91,7 +91,8 @@ for {compiler, figure} <- [{Nx.Defn.Evaluator, "axon_mlp_step"}, {Nx.Vulkan.Comp
   IO.puts(
     "{\"figure\":\"#{figure}_issue\",\"size\":\"784-128-10 b128\",\"value\":#{median.(issue)},\"unit\":\"us\"," <>
       "\"what\":\"host time to issue one step (no read)\",\"dispatches\":#{per_step.(:dispatches)}," <>
-      "\"barriers\":#{per_step.(:barriers)},\"submits\":#{per_step.(:submits)},\"caller\":\"elixir\"}"
+      "\"barriers\":#{per_step.(:barriers)},\"submits\":#{per_step.(:submits)}," <>
+      "\"native_calls\":#{per_step.(:native_calls)},\"program_runs\":#{per_step.(:program_runs)},\"caller\":\"elixir\"}"
   )
 
   stats = Nx.Vulkan.fallback_stats()

@@ -187,9 +187,13 @@ defmodule Nx.Vulkan.PrecompiledDownloadTest do
     System.cmd(@mix, args, cd: project, env: env, stderr_to_stdout: true)
   end
 
+  # A fresh folder, removed after the test: unique integers restart in every VM, so a
+  # name from them alone met an earlier run's folder (and its built NIF).
   defp tmp(name) do
-    dir = Path.join(System.tmp_dir!(), "nxv-download-#{name}-#{System.unique_integer([:positive])}")
+    dir = Path.join(System.tmp_dir!(), "nxv-download-#{name}-#{System.pid()}-#{System.unique_integer([:positive])}")
+    File.rm_rf!(dir)
     File.mkdir_p!(dir)
+    ExUnit.Callbacks.on_exit(fn -> File.rm_rf!(dir) end)
     dir
   end
 end

@@ -135,6 +135,18 @@ defmodule Nx.Vulkan.ProgramTest do
     assert Enum.all?(results, &(&1 == want))
   end
 
+  test "the bounds-checked mode checks every call's indices (no replay)" do
+    vk = compiled(&Nx.take(&1, &2))
+    table = gpu(Nx.tensor([1.0, 2.0, 3.0]))
+    _ = vk.(table, gpu(Nx.tensor([0, 1])))
+    {r, _, 1} = counting(fn -> vk.(table, gpu(Nx.tensor([2, 0]))) end)
+    assert Nx.to_flat_list(r) == [3.0, 1.0]
+
+    Nx.Vulkan.with_bounds_check(fn ->
+      assert_raise ArgumentError, fn -> vk.(table, gpu(Nx.tensor([5, 0]))) end
+    end)
+  end
+
   test "record: false keeps every call op by op" do
     vk = Nx.Defn.jit(&tuple_and_parameter/2, compiler: Nx.Vulkan.Compiler, record: false)
     {x, y} = {gpu(Nx.tensor([1.0])), gpu(Nx.tensor([2.0]))}

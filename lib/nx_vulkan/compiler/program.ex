@@ -46,7 +46,10 @@ defmodule Nx.Vulkan.Compiler.Program do
     tensors = Enum.map(args, & &1.())
 
     cond do
-      Process.get(@recording, false) or not Enum.all?(tensors, &device?/1) ->
+      # Inside another recording (its ops are recorded there), with host arguments, or in
+      # the bounds-checked mode (whose checks read the indices on every call).
+      Process.get(@recording, false) or not Enum.all?(tensors, &device?/1) or
+          Nx.Vulkan.Backend.Checks.bounds_check?() ->
         eval(compiled, tensors)
 
       true ->

@@ -51,8 +51,8 @@ fn recordings() -> &'static Mutex<HashMap<LocalPid, Recording>> {
 }
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
-/// Native tensor calls (ops and program runs, a retry on a dirty scheduler counted
-/// again) and completed program runs, for `Nx.Vulkan.stats/0`.
+/// Completed native tensor calls (ops and program runs; an attempt that moved to a
+/// dirty scheduler counts once) and program runs, for `Nx.Vulkan.stats/0`.
 static NATIVE_CALLS: AtomicU64 = AtomicU64::new(0);
 static PROGRAM_RUNS: AtomicU64 = AtomicU64::new(0);
 
@@ -101,13 +101,13 @@ pub fn op(
     refs: &[&Ref],
     f: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
 ) -> NifOut<Ref> {
-    NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     let inputs = refs
         .iter()
         .map(|r| get_unrecorded(name, r))
         .collect::<NifOut<Vec<Tensor>>>()?;
     let f: OpFn = Arc::new(f);
     let out = new_ref(wrap(name, f(&inputs))?);
+    NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     with_recording(|rec| {
         let operands = refs
             .iter()
@@ -206,12 +206,12 @@ fn p_info(program: ResourceArc<ProgramRes>) -> (usize, usize) {
 fn run(env: Env<'_>, program: &ProgramRes, inputs: &[Ref]) -> NifOut<Vec<Ref>> {
     enter(env);
     spoil("runs a recorded program");
-    NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     let tensors = inputs
         .iter()
         .map(|r| get_unrecorded("program", r))
         .collect::<NifOut<Vec<Tensor>>>()?;
     let outs = wrap("program", program.0.run(tensors))?;
+    NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     PROGRAM_RUNS.fetch_add(1, Ordering::Relaxed);
     Ok(outs.into_iter().map(new_ref).collect())
 }
