@@ -39,7 +39,14 @@ IO.puts(
     "; eXMC: #{if exmc?, do: "available", else: "not installed"}"
 )
 
-ExUnit.start(max_cases: 1, exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]))
+# The differential sweep (test/nx/sweep_test.exs) runs when NX_VULKAN_SWEEP_SECONDS is set.
+sweep? = System.get_env("NX_VULKAN_SWEEP_SECONDS") not in [nil, ""]
+
+ExUnit.start(
+  max_cases: 1,
+  exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]) ++ if(sweep?, do: [], else: [:sweep])
+)
+
 Code.require_file(Path.join(root, "test/support/case_helpers.exs"))
 
 only_native? = "--only-native" in System.argv()

@@ -1,0 +1,240 @@
+defmodule Nx.Vulkan.SweepTest do
+  # A seeded differential sweep (issue 33, item 2; first slice: element-wise unary and
+  # binary ops and conversions): random ops on random types, shapes and values — edge
+  # values first (±0, subnormals, NaN, ±Inf, each type's extremes, integers near 2^31,
+  # 2^32, 2^53 and 2^63) — on Nx.Vulkan.Backend and Nx.BinaryBackend, compared bit for
+  # bit, but for transcendental functions (within 1 ulp of Nx's double result rounded to
+  # the type: this backend's double library is correctly rounded, the host's libm is not
+  # always). Cases where Nx.BinaryBackend raises are skipped. A failure prints its seed and
+  # the case; `NX_VULKAN_SWEEP_SEED=<seed>` replays a run and `NX_VULKAN_SWEEP_SECONDS`
+  # (default 30) bounds it.
+  use ExUnit.Case, async: false
+  # Not in CI yet: its first runs found differences that are not fixed (see issue 33's
+  # note); `NX_VULKAN_SWEEP_SECONDS=60 elixir test/run_offline.exs test/nx/sweep_test.exs`.
+  @moduletag :sweep
+  @moduletag timeout: 900_000
+
+  setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
+
+  @int_types [{:u, 8}, {:u, 16}, {:u, 32}, {:u, 64}, {:s, 8}, {:s, 16}, {:s, 32}, {:s, 64}]
+  @float_types [{:f, 16}, {:bf, 16}, {:f, 32}, {:f, 64}]
+  @types @int_types ++ @float_types
+
+  @exact_unary [:negate, :abs, :sign, :ceil, :floor, :round, :sqrt, :is_nan, :is_infinity]
+  @math_unary [:exp, :expm1, :log, :log1p, :sigmoid, :sin, :cos, :tan, :sinh, :cosh, :tanh, :asin] ++
+                [:acos, :atan, :asinh, :acosh, :atanh, :rsqrt, :cbrt, :erf, :erfc]
+  @int_unary [:bitwise_not, :count_leading_zeros, :population_count]
+  @exact_binary [:add, :subtract, :multiply, :divide, :min, :max, :remainder] ++
+                  [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal] ++
+                  [:logical_and, :logical_or, :logical_xor]
+  @math_binary [:pow, :atan2]
+  @int_binary [:quotient, :bitwise_and, :bitwise_or, :bitwise_xor]
+
+  # Differences the README documents as this backend's choice (correctly rounded f64
+  # where Nx prints glibc's value; remainder(-inf, inf) is IEEE's NaN).
+  defp documented?(:erf_inv, _, _), do: true
+  defp documented?(:remainder, _, _), do: true
+  defp documented?(_, _, _), do: false
+
+  defp edge_values({:f, _} = t), do: float_edges(t)
+  defp edge_values({:bf, _} = t), do: float_edges(t)
+
+  defp edge_values({s, bits}) do
+    {lo, hi} =
+      if s == :s, do: {-Integer.pow(2, bits - 1), Integer.pow(2, bits - 1) - 1}, else: {0, Integer.pow(2, bits) - 1}
+
+    ([0, 1, -1, 2, 7, lo, hi, lo + 1, hi - 1] ++
+       for(p <- [15, 16, 24, 31, 32, 53, 63], d <- [-1, 0, 1], do: Integer.pow(2, p) + d))
+    |> Enum.filter(&(&1 >= lo and &1 <= hi))
+  end
+
+  defp float_edges(t) do
+    min_sub = Nx.Constants.smallest_positive_normal(t) |> Nx.to_number() |> Kernel./(4)
+    big = Nx.Constants.max_finite(t) |> Nx.to_number()
+
+    [
+      0.0,
+      -0.0,
+      1.0,
+      -1.0,
+      0.5,
+      2.5,
+      -2.5,
+      :nan,
+      :infinity,
+      :neg_infinity,
+      min_sub,
+      -min_sub,
+      big,
+      -big,
+      16_777_217.0,
+      1.0e-3
+    ]
+  end
+
+  defp value(t, rng) do
+    {u, rng} = :rand.uniform_s(rng)
+
+    cond do
+      u < 0.35 ->
+        edges = edge_values(t)
+        {i, rng} = :rand.uniform_s(length(edges), rng)
+        {Enum.at(edges, i - 1), rng}
+
+      match?({k, _} when k in [:f, :bf], t) ->
+        {x, rng} = :rand.normal_s(rng)
+        {e, rng} = :rand.uniform_s(rng)
+        {x * :math.pow(10, Float.round(e * 6 - 3)), rng}
+
+      true ->
+        {s, bits} = t
+        {r, rng} = :rand.uniform_s(Integer.pow(2, min(bits, 60)), rng)
+        {if(s == :s, do: r - Integer.pow(2, min(bits, 60) - 1), else: r - 1), rng}
+    end
+  end
+
+  defp tensor(t, shape, rng) do
+    {vals, rng} = Enum.map_reduce(1..max(Nx.size(shape), 1), rng, fn _, rng -> value(t, rng) end)
+    vals = Enum.take(vals, Nx.size(shape))
+
+    host =
+      cond do
+        shape == {} -> Nx.tensor(hd(vals), type: t)
+        true -> Nx.tensor(vals, type: t) |> Nx.reshape(shape)
+      end
+
+    {host, rng}
+  end
+
+  @shapes [{}, {1}, {7}, {3, 5}, {2, 3, 4}]
+
+  defp pick(list, rng) do
+    {i, rng} = :rand.uniform_s(length(list), rng)
+    {Enum.at(list, i - 1), rng}
+  end
+
+  # One random case: {label, op, fun of (backend-placed) tensors, host inputs}.
+  defp case_for(rng) do
+    {kind, rng} = pick([:unary, :unary, :binary, :binary, :as_type], rng)
+    {t, rng} = pick(@types, rng)
+    {shape, rng} = pick(@shapes, rng)
+
+    case kind do
+      :unary ->
+        float? = elem(t, 0) in [:f, :bf]
+        {op, rng} = pick(@exact_unary ++ @math_unary ++ if(float?, do: [], else: @int_unary), rng)
+        {a, rng} = tensor(t, shape, rng)
+        {{op, [a], fn [a] -> apply(Nx, op, [a]) end}, rng}
+
+      :binary ->
+        {t2, rng} = pick([t, t | @types], rng)
+        ints? = Enum.all?([t, t2], &(elem(&1, 0) in [:s, :u]))
+        {op, rng} = pick(@exact_binary ++ @math_binary ++ if(ints?, do: @int_binary, else: []), rng)
+        # Broadcast one side now and then ({3, 1} with {1, 5}).
+        {bshape, rng} = if shape == {3, 5}, do: pick([{3, 5}, {3, 1}, {1, 5}, {}], rng), else: {shape, rng}
+        {a, rng} = tensor(t, shape, rng)
+        {b, rng} = tensor(t2, bshape, rng)
+        {transposed?, rng} = pick([false, false, true], rng)
+
+        fun =
+          if transposed? and tuple_size(shape) == 2 and bshape == shape,
+            do: fn [a, b] -> apply(Nx, op, [Nx.transpose(a), Nx.transpose(b)]) end,
+            else: fn [a, b] -> apply(Nx, op, [a, b]) end
+
+        {{op, [a, b], fun}, rng}
+
+      :as_type ->
+        {to, rng} = pick(@types, rng)
+        {a, rng} = tensor(t, shape, rng)
+        {{:as_type, [a], fn [a] -> Nx.as_type(a, to) end}, rng}
+    end
+  end
+
+  defp ulps_apart(a, b, type) do
+    [x, y] = Enum.map([a, b], &Nx.to_flat_list(Nx.bitcast(&1, int_of(type))))
+
+    Enum.zip(x, y)
+    |> Enum.map(fn {p, q} -> abs(order_key(p, type) - order_key(q, type)) end)
+    |> Enum.max(fn -> 0 end)
+  end
+
+  defp int_of({_, bits}), do: {:s, bits}
+
+  # Float bits as integers that order like the floats.
+  defp order_key(i, {_, bits}), do: if(i < 0, do: -Integer.pow(2, bits - 1) - i, else: i)
+
+  defp nan_pattern_only?(a, b) do
+    Nx.to_flat_list(Nx.is_nan(a)) == Nx.to_flat_list(Nx.is_nan(b))
+  end
+
+  defp check({op, inputs, fun}) do
+    host =
+      try do
+        {:ok, Nx.with_default_backend(Nx.BinaryBackend, fn -> fun.(inputs) end)}
+      rescue
+        _ -> :host_raises
+      end
+
+    with {:ok, want} <- host do
+      got = fun.(Enum.map(inputs, &Nx.backend_transfer(&1, Nx.Vulkan.Backend)))
+      got = Nx.backend_transfer(got, Nx.BinaryBackend)
+
+      cond do
+        got.type != want.type or got.shape != want.shape -> {:fail, "type/shape #{inspect({got.type, got.shape})}"}
+        Nx.to_binary(got) == Nx.to_binary(want) -> :ok
+        documented?(op, inputs, want) -> :ok
+        op in @math_unary or op in @math_binary -> within_ulp(got, want)
+        true -> {:fail, "bits differ"}
+      end
+      |> case do
+        :ok -> :ok
+        {:fail, why} -> {:fail, why, got, want}
+      end
+    end
+  end
+
+  defp within_ulp(got, want) do
+    cond do
+      elem(got.type, 0) not in [:f, :bf] -> {:fail, "bits differ"}
+      not nan_pattern_only?(got, want) -> {:fail, "NaN where the host has none, or the reverse"}
+      ulps_apart(Nx.select(Nx.is_nan(got), 0, got), Nx.select(Nx.is_nan(want), 0, want), got.type) <= 1 -> :ok
+      true -> {:fail, "more than 1 ulp"}
+    end
+  end
+
+  test "random element-wise cases agree with Nx.BinaryBackend" do
+    seed = String.to_integer(System.get_env("NX_VULKAN_SWEEP_SEED") || "#{:rand.uniform(1_000_000_000)}")
+    seconds = String.to_integer(System.get_env("NX_VULKAN_SWEEP_SECONDS") || "30")
+    deadline = System.monotonic_time(:millisecond) + seconds * 1000
+    rng = :rand.seed_s(:exsss, seed)
+
+    {counts, failures} =
+      Stream.unfold(rng, fn rng -> if System.monotonic_time(:millisecond) < deadline, do: case_for(rng) end)
+      |> Enum.reduce({%{ok: 0, skipped: 0}, []}, fn {op, inputs, _} = c, {counts, failures} ->
+        case check(c) do
+          :ok -> {Map.update!(counts, :ok, &(&1 + 1)), failures}
+          :host_raises -> {Map.update!(counts, :skipped, &(&1 + 1)), failures}
+          {:fail, why, got, want} -> {counts, [{op, inputs, why, got, want} | failures]}
+        end
+      end)
+
+    IO.puts(
+      "sweep: seed #{seed}, #{counts.ok} cases agree, #{counts.skipped} skipped (the host raises), #{length(failures)} differ"
+    )
+
+    for {op, inputs, why, got, _want} <- Enum.reverse(failures) do
+      IO.puts(
+        "  #{op}(#{Enum.map_join(inputs, ", ", &"#{Nx.Type.to_string(&1.type)}#{inspect(&1.shape)}")}) -> #{Nx.Type.to_string(got.type)}: #{why}"
+      )
+    end
+
+    for {op, inputs, why, got, want} <- Enum.take(Enum.reverse(failures), 3) do
+      IO.puts(
+        "  #{op} (#{why}) of #{Enum.map_join(inputs, ", ", &inspect(&1, limit: 12))}\n    device #{inspect(got, limit: 12)}\n    host #{inspect(want, limit: 12)}"
+      )
+    end
+
+    assert failures == [],
+           "seed #{seed}: #{length(failures)} cases differ (first printed above; NX_VULKAN_SWEEP_SEED=#{seed} replays)"
+  end
+end
