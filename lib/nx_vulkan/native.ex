@@ -60,6 +60,7 @@ defmodule Nx.Vulkan.Native do
   def t_fft(_ref, _inverse, _length, _axis, _eps, _type), do: err()
 
   def p_capture_begin(_inputs), do: err()
+  def p_capture_input(_index, _ref), do: err()
   def p_capture_end(_outputs), do: err()
   def p_capture_abort, do: err()
   def p_info(_program), do: err()

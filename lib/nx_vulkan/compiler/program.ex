@@ -39,43 +39,76 @@ defmodule Nx.Vulkan.Compiler.Program do
 
   @doc """
   Calls `compiled` (an `Nx.Defn.Evaluator` compilation taking a list of argument lists)
-  on one list of argument functions `args`, through the program kept under `key` in the
-  process: recorded on the first call, replayed after.
+  on one list of argument functions `args` (Nx's lazy parameters), through the program
+  kept under `key` in the process: recorded on the first call, replayed after.
   """
   def call(key, compiled, args) do
-    tensors = Enum.map(args, & &1.())
+    state = Process.get(key)
 
     cond do
-      # Inside another recording (its ops are recorded there), with host arguments, or in
-      # the bounds-checked mode (whose checks read the indices on every call).
-      Process.get(@recording, false) or not Enum.all?(tensors, &device?/1) or
-          Nx.Vulkan.Backend.Checks.bounds_check?() ->
-        eval(compiled, tensors)
+      # Inside another recording (its ops are recorded there), or in the bounds-checked
+      # mode (whose checks read the indices on every call): op by op, arguments as lazy
+      # as Nx.Defn.Evaluator keeps them.
+      Process.get(@recording, false) or Nx.Vulkan.Backend.Checks.bounds_check?() ->
+        eval(compiled, args)
+
+      state == nil ->
+        record(key, compiled, args)
+
+      match?({:program, _, _, _}, state) ->
+        # Exactly the arguments the recording evaluated (the others stay unevaluated).
+        {:program, _, _, used} = state
+        tensors = Enum.map(Enum.with_index(args), fn {fun, i} -> if(MapSet.member?(used, i), do: fun.()) end)
+
+        if Enum.all?(tensors, &(&1 == nil or device?(&1))),
+          do: replay(state, tensors),
+          else: eval(compiled, Enum.zip_with(args, tensors, fn fun, t -> if t, do: fn -> t end, else: fun end))
 
       true ->
-        case Process.get(key) do
-          nil -> record(key, compiled, tensors)
-          {:program, program, template} -> replay(program, template, tensors)
-          {:not_recordable, _why} -> eval(compiled, tensors)
-        end
+        eval(compiled, args)
     end
   end
 
   @doc "What `call/3` holds for `key` in the calling process (for tests and stats)."
   def state(key), do: Process.get(key)
 
-  defp eval(compiled, tensors) do
-    [result] = compiled.([Enum.map(tensors, &fn -> &1 end)])
+  defp eval(compiled, args) do
+    [result] = compiled.([args])
     result
   end
 
-  defp record(key, compiled, tensors) do
-    {:ok, :ok} = Native.p_capture_begin(Enum.map(tensors, &ref/1))
+  # Runs the function op by op while the engine records it. Each argument is named to the
+  # recording when the function first evaluates it (one it never evaluates is never
+  # evaluated on a replay either); one that is not a device tensor makes the function
+  # unrecordable.
+  defp record(key, compiled, args) do
+    {:ok, :ok} = Native.p_capture_begin(length(args))
     Process.put(@recording, true)
+    seen = {__MODULE__, :seen, make_ref()}
+    Process.put(seen, %{})
+
+    lazy =
+      args
+      |> Enum.with_index()
+      |> Enum.map(fn {fun, i} ->
+        fn ->
+          # Once per argument: a second evaluation could give another tensor.
+          case Process.get(seen) do
+            %{^i => {_, t}} ->
+              t
+
+            evaluated ->
+              t = fun.()
+              if device?(t), do: Native.p_capture_input(i, ref(t))
+              Process.put(seen, Map.put(evaluated, i, {device?(t), t}))
+              t
+          end
+        end
+      end)
 
     result =
       try do
-        eval(compiled, tensors)
+        eval(compiled, lazy)
       catch
         kind, reason ->
           Native.p_capture_abort()
@@ -85,25 +118,27 @@ defmodule Nx.Vulkan.Compiler.Program do
       end
 
     outputs = Composite.flatten_list([result])
+    evaluated = Process.delete(seen)
 
     state =
-      if Enum.all?(outputs, &device?/1) do
-        case Native.p_capture_end(Enum.map(outputs, &ref/1)) do
-          {:ok, program} -> {:program, program, result}
-          {:error, {:not_recordable, why}} -> {:not_recordable, why}
-          {:error, {_kind, why}} -> {:not_recordable, why}
-        end
-      else
-        Native.p_capture_abort()
-        {:not_recordable, "an output is not a device tensor"}
+      cond do
+        not Enum.all?(Map.values(evaluated), &elem(&1, 0)) or not Enum.all?(outputs, &device?/1) ->
+          Native.p_capture_abort()
+          {:not_recordable, "an argument or output is not a device tensor"}
+
+        true ->
+          case Native.p_capture_end(Enum.map(outputs, &ref/1)) do
+            {:ok, program} -> {:program, program, result, MapSet.new(Map.keys(evaluated))}
+            {:error, {_kind, why}} -> {:not_recordable, why}
+          end
       end
 
     Process.put(key, state)
     result
   end
 
-  defp replay(program, template, tensors) do
-    case Native.p_run(program, Enum.map(tensors, &ref/1)) do
+  defp replay({:program, program, template, _used}, tensors) do
+    case Native.p_run(program, Enum.map(tensors, &(&1 && ref(&1)))) do
       {:ok, refs} ->
         {result, []} =
           Composite.traverse(template, refs, fn %T{} = t, [ref | rest] ->

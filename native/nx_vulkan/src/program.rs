@@ -112,8 +112,9 @@ impl Program {
         self.instrs.is_empty()
     }
 
-    /// Runs the ops on `inputs`; returns the outputs.
-    pub fn run(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+    /// Runs the ops on `inputs` (`None` for an input no op reads: a function's unused
+    /// argument); returns the outputs.
+    pub fn run(&self, inputs: Vec<Option<Tensor>>) -> Result<Vec<Tensor>> {
         if inputs.len() != self.inputs {
             return Err(Error::InvalidArgument(format!(
                 "program: {} inputs given, it takes {}",
@@ -122,7 +123,7 @@ impl Program {
             )));
         }
         let mut slots: Vec<Option<Tensor>> = Vec::with_capacity(self.slots);
-        slots.extend(inputs.into_iter().map(Some));
+        slots.extend(inputs);
         slots.resize(self.slots, None);
         for (i, instr) in self.instrs.iter().enumerate() {
             let operands = instr

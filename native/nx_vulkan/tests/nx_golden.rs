@@ -405,7 +405,7 @@ fn as_program(c: &Call) -> Option<Result<Tensor, Skip>> {
     } else {
         return None;
     };
-    let inputs = match (0..arity).map(|i| tensor_arg(&c.args[i])).collect() {
+    let inputs: Vec<Tensor> = match (0..arity).map(|i| tensor_arg(&c.args[i])).collect() {
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
@@ -416,7 +416,7 @@ fn as_program(c: &Call) -> Option<Result<Tensor, Skip>> {
         out: arity,
     };
     let program = Program::new(arity, vec![instr], vec![Operand::Slot(arity)]).expect("program");
-    Some(engine(program.run(inputs)).map(|mut outs| outs.remove(0)))
+    Some(engine(program.run(inputs.into_iter().map(Some).collect())).map(|mut outs| outs.remove(0)))
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn a_program_replays_its_ops_on_new_inputs() {
         let b = upload(&[4, 5], DType::F32, &rng.f32s(20, -2.0, 2.0));
         let want = direct(&a, &b, &bias);
         let got: Vec<Vec<u8>> = p
-            .run(vec![a, b])
+            .run(vec![Some(a), Some(b)])
             .unwrap()
             .iter()
             .map(|t| t.to_bytes().unwrap())
@@ -121,4 +121,5 @@ fn malformed_programs_and_calls_are_refused() {
     )
     .unwrap();
     assert!(matches!(p.run(vec![]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(p.run(vec![None]), Err(Error::InvalidArgument(_))));
 }

@@ -130,23 +130,17 @@ pub fn op(
     Ok(out)
 }
 
-/// Starts recording the calling process's ops, `inputs` being the program's inputs.
+/// Starts recording the calling process's ops for a program of `inputs` inputs, each
+/// named by [`p_capture_input`] when the caller first evaluates it.
 #[rustler::nif]
-fn p_capture_begin(env: Env<'_>, inputs: Vec<Ref>) -> NifOut<rustler::Atom> {
-    let mut rec = Recording {
-        inputs: inputs.len(),
+fn p_capture_begin(env: Env<'_>, inputs: usize) -> NifOut<rustler::Atom> {
+    let rec = Recording {
+        inputs,
         slot_of: HashMap::new(),
         seen: Vec::new(),
         instrs: Vec::new(),
         broken: None,
     };
-    for (i, r) in inputs.iter().enumerate() {
-        if rec.slot_of.insert(key(r), i).is_some() {
-            // One tensor as two inputs: a replay with two tensors could not tell them.
-            rec.broken = Some("one tensor is passed as two arguments".into());
-        }
-    }
-    rec.seen = inputs;
     let mut all = recordings().lock().unwrap_or_else(|e| e.into_inner());
     // Recordings of processes that died before ending them (killed mid-call).
     let before = all.len();
@@ -156,6 +150,22 @@ fn p_capture_begin(env: Env<'_>, inputs: Vec<Ref>) -> NifOut<rustler::Atom> {
         ACTIVE.fetch_add(1, Ordering::AcqRel);
     }
     Ok(super::ok())
+}
+
+/// Names the tensor behind `r` as input `index` of the calling process's recording.
+#[rustler::nif]
+fn p_capture_input(env: Env<'_>, index: usize, r: Ref) -> rustler::Atom {
+    let mut all = recordings().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(rec) = all.get_mut(&env.pid()) {
+        if index >= rec.inputs {
+            rec.broken = Some(format!("input {index} of {}", rec.inputs));
+        } else if rec.slot_of.insert(key(&r), index).is_some() {
+            // One tensor as two inputs: a replay with two tensors could not tell them.
+            rec.broken = Some("one tensor is passed as two arguments".into());
+        }
+        rec.seen.push(r);
+    }
+    super::ok()
 }
 
 /// Ends the calling process's recording; `outputs` are its results. `{:ok, program}`, or
@@ -203,13 +213,13 @@ fn p_info(program: ResourceArc<ProgramRes>) -> (usize, usize) {
     (program.0.inputs(), program.0.len())
 }
 
-fn run(env: Env<'_>, program: &ProgramRes, inputs: &[Ref]) -> NifOut<Vec<Ref>> {
+fn run(env: Env<'_>, program: &ProgramRes, inputs: &[Option<Ref>]) -> NifOut<Vec<Ref>> {
     enter(env);
     spoil("runs a recorded program");
     let tensors = inputs
         .iter()
-        .map(|r| get_unrecorded("program", r))
-        .collect::<NifOut<Vec<Tensor>>>()?;
+        .map(|r| r.as_ref().map(|r| get_unrecorded("program", r)).transpose())
+        .collect::<NifOut<Vec<Option<Tensor>>>>()?;
     let outs = wrap("program", program.0.run(tensors))?;
     NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     PROGRAM_RUNS.fetch_add(1, Ordering::Relaxed);
@@ -220,7 +230,11 @@ fn run(env: Env<'_>, program: &ProgramRes, inputs: &[Ref]) -> NifOut<Vec<Ref>> {
 /// cut short by `:would_block` runs again whole on the dirty scheduler: its ops have no
 /// effect but their results.
 #[rustler::nif]
-fn p_run_nb(env: Env<'_>, program: ResourceArc<ProgramRes>, inputs: Vec<Ref>) -> Attempt<Vec<Ref>> {
+fn p_run_nb(
+    env: Env<'_>,
+    program: ResourceArc<ProgramRes>,
+    inputs: Vec<Option<Ref>>,
+) -> Attempt<Vec<Ref>> {
     attempt(|| run(env, &program, &inputs))
 }
 
@@ -229,7 +243,7 @@ fn p_run_nb(env: Env<'_>, program: ResourceArc<ProgramRes>, inputs: Vec<Ref>) ->
 fn p_run_dirty(
     env: Env<'_>,
     program: ResourceArc<ProgramRes>,
-    inputs: Vec<Ref>,
+    inputs: Vec<Option<Ref>>,
 ) -> NifOut<Vec<Ref>> {
     run(env, &program, &inputs)
 }
