@@ -6,13 +6,7 @@
 # Needs Nx and Axon on ERL_LIBS (DEVELOPERS.md):
 #
 #     NX_VULKAN_PROFILE=1 elixir bench/profile_workloads.exs [softmax side, default 4096]
-root = Path.expand("..", __DIR__)
-Code.require_file(Path.join(root, "lib/nx_vulkan/native_path.ex"))
-
-{:ok, _, _} =
-  Path.wildcard(Path.join(root, "lib/**/*.ex"))
-  |> Kernel.--([Path.join(root, "lib/nx_vulkan/native_path.ex")])
-  |> Kernel.ParallelCompiler.compile()
+Code.require_file("../scripts/load_lib.exs", __DIR__)
 
 {:ok, _} = Application.ensure_all_started(:axon)
 Nx.default_backend(Nx.Vulkan.Backend)

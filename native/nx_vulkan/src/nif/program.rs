@@ -86,11 +86,12 @@ fn key(r: &Ref) -> usize {
     &**r as *const _ as usize
 }
 
-/// Marks the calling process's recording as unusable (a read of a tensor's data, or a
-/// call that cannot be replayed).
-pub fn spoil(why: &str) {
+/// Marks the calling process's recording as unusable: `op` did `what` (a read of a
+/// tensor's data, or a call that cannot be replayed). Costs nothing when no recording is
+/// active (the reason is only formatted for one).
+pub fn spoil(op: &str, what: &str) {
     with_recording(|rec| {
-        rec.broken.get_or_insert_with(|| why.to_string());
+        rec.broken.get_or_insert_with(|| format!("{op} {what}"));
     });
 }
 
@@ -215,7 +216,7 @@ fn p_info(program: ResourceArc<ProgramRes>) -> (usize, usize) {
 
 fn run(env: Env<'_>, program: &ProgramRes, inputs: &[Option<Ref>]) -> NifOut<Vec<Ref>> {
     enter(env);
-    spoil("runs a recorded program");
+    spoil("p_run", "runs a recorded program inside a recording");
     let tensors = inputs
         .iter()
         .map(|r| r.as_ref().map(|r| get_unrecorded("program", r)).transpose())

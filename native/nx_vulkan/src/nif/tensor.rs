@@ -28,7 +28,7 @@ pub(super) fn new_ref(t: Tensor) -> Ref {
 /// The engine tensor behind a reference, for a call that is not a recordable op (a read
 /// of its data, a chain): a recording of the caller's ops can then not be replayed.
 pub(super) fn get(op: &str, r: &Ref) -> NifOut<Tensor> {
-    super::program::spoil(&format!("{op} reads a tensor"));
+    super::program::spoil(op, "reads a tensor");
     get_unrecorded(op, r)
 }
 
@@ -49,7 +49,7 @@ twin_nif! {
     /// Uploads a binary as a tensor of `shape` and `type`.
     t_from_binary_nb / t_from_binary_dirty => fn t_from_binary(data: Binary, shp: Vec<usize>, ty: String) -> NifOut<Ref> {
         let t = dtype("from_binary", &ty)?;
-        super::program::spoil("from_binary uploads host data");
+        super::program::spoil("from_binary", "uploads host data");
         wrap("from_binary", Tensor::from_binary(&shp, t, data.as_slice())).map(new_ref)
     }
 }
