@@ -206,6 +206,12 @@ def warm_up():
 
 if __name__ == "__main__":
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__}), flush=True)
+    if "--axon" in sys.argv:
+        # The peers of axon_bench.exs alone.
+        warm_up()
+        axon_mlp_step()
+        softmax_rows(4096)
+        sys.exit(0)
     if "--mlp-parts" in sys.argv:
         warm_up()
         mlp_parts()

@@ -78,11 +78,21 @@ defmodule Nx.Vulkan do
   @doc """
   Memory and execution counters: live and pooled bytes, buffers created and reused,
   dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
-  host waits, pipelines built, native tensor calls (`native_calls`: ops and program runs)
-  and `Nx.Vulkan.Compiler`'s program replays (`program_runs`).
+  host waits, pipelines built, native tensor calls (`native_calls`: ops and program runs),
+  `Nx.Vulkan.Compiler`'s program replays (`program_runs`), the compiled functions it
+  recorded as programs (`programs_recorded`) and its calls that ran op by op
+  (`compiled_calls_op_by_op`: functions that read the device while they run or call back
+  into Elixir, the bounds-checked mode, calls while another process records).
   """
   @spec stats() :: map()
-  def stats, do: unwrap!(Native.dev_stats(), "stats")
+  def stats, do: Map.merge(unwrap!(Native.dev_stats(), "stats"), compiler_counters())
+
+  # Nx.Vulkan.Compiler needs Nx; the native tests load this module without it.
+  defp compiler_counters do
+    if Code.ensure_loaded?(Nx.Vulkan.Compiler.Program),
+      do: Nx.Vulkan.Compiler.Program.counters(),
+      else: %{}
+  end
 
   @doc """
   GPU time by kernel since the last call, when the VM started with

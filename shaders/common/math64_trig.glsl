@@ -202,7 +202,23 @@ double f64_atan2(double y, double x) {
     } else if (isinf(ax)) {
         r = x > 0.0lf ? dvec2(0.0lf) : DD_PI;
     } else {
-        dvec2 t = dd_atan(dd_div(dvec2(ay, 0.0lf), dvec2(ax, 0.0lf)));
+        // The double-double steps split their operands (a product with 2^27 + 1), which
+        // overflows near the top of the range and loses bits among subnormals: a ratio
+        // outside [2^-500, 2^500] takes atan(q) = q (or pi/2 - 1/q), and the operands of
+        // the others are scaled by a power of two (exact) into [2^-500, 2^500].
+        double q = ay / ax;
+        dvec2 t;
+        if (q < 3.054936363499605e-151lf) {  // 2^-500
+            t = dvec2(q, 0.0lf);
+        } else if (q > 3.273390607896142e150lf) {  // 2^500
+            t = dd_sub(DD_PIO2, dvec2(1.0lf / q, 0.0lf));
+        } else {
+            double big = max(ay, ax);
+            double scale = big > 3.273390607896142e150lf ? 2.409919865102884e-181lf  // 2^-600
+                         : big < 3.054936363499605e-151lf ? 4.149515568880993e180lf  // 2^600
+                         : 1.0lf;
+            t = dd_atan(dd_div(dvec2(ay * scale, 0.0lf), dvec2(ax * scale, 0.0lf)));
+        }
         r = x > 0.0lf ? t : dd_sub(DD_PI, t);
     }
     return neg_y ? -r.x : r.x;

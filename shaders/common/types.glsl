@@ -252,7 +252,8 @@ T from_f32(float f) {
 #elif defined(IS_SIGNED)
     return isnan(f) ? 0 : int(f);
 #else
-    return (isnan(f) || f <= -1.0) ? uint(int(f)) : uint(f);
+    // NaN becomes 0 (Nx); negative values wrap through int.
+    return isnan(f) ? 0u : (f <= -1.0 ? uint(int(f)) : uint(f));
 #endif
 }
 

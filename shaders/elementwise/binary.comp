@@ -66,6 +66,16 @@ layout(push_constant) uniform Params {
 
 #define BOOL_T(c) ((c) ? T(1) : T(0))
 
+#if defined(IS_INT)
+#if defined(CT_I64) || defined(CT_U64)
+#define SHIFT_WIDTH 64
+bool shift_in_range(T b) { return uint64_t(b) < 64ul; }
+#else
+#define SHIFT_WIDTH 32
+bool shift_in_range(T b) { return uint(b) < 32u; }
+#endif
+#endif
+
 T apply(uint op, T a, T b) {
 #if defined(CT_F32) && defined(EXACT_VIA_F64)
     // Subnormal operands and results as themselves on drivers that flush them (see
@@ -127,8 +137,16 @@ T apply(uint op, T a, T b) {
     case B_BAND: return a & b;
     case B_BOR: return a | b;
     case B_BXOR: return a ^ b;
-    case B_LSHIFT: return a << b;
-    case B_RSHIFT: return a >> b;
+    // A shift by the compute type's width or more (or a negative one) is undefined in
+    // GLSL; Nx shifts the value out: 0, or -1 for a negative value shifted right.
+    case B_LSHIFT: return shift_in_range(b) ? a << b : T(0);
+#if defined(IS_SIGNED)
+    // (A shift by width - 1 fills with the sign bit; lavapipe miscompiled `a < 0 ? -1 : 0`
+    // here for an s32 operand widened to s64.)
+    case B_RSHIFT: return a >> (shift_in_range(b) ? b : T(SHIFT_WIDTH - 1));
+#else
+    case B_RSHIFT: return shift_in_range(b) ? a >> b : T(0);
+#endif
     case B_POW: {
         T r = T(1);
         T base = a;
@@ -176,7 +194,7 @@ T big_apply(uint op, T a, T b, bool a_big, bool b_big) {
         uint64_t r = magnitude(a, a_big) % magnitude(b, b_big);
         return (a < T(0) && !a_big) ? -T(r) : T(r);
     }
-    case B_RSHIFT: return a_big ? T(uint64_t(a) >> uint64_t(b)) : apply(op, a, b);
+    case B_RSHIFT: return a_big ? (shift_in_range(b) ? T(uint64_t(a) >> uint64_t(b)) : T(0)) : apply(op, a, b);
     }
     return apply(op, a, b);
 }

@@ -103,7 +103,7 @@ T apply(uint op, T x, uint bits) {
 #if defined(IS_FLOAT)
     case U_NEGATE: return -x;
     case U_ABS: return abs(x);
-    case U_SIGN: return isnan(x) ? x : sign(x);
+    case U_SIGN: return (isnan(x) || x == T(0)) ? x : sign(x);  // sign(-0.0) is -0.0 (IEEE, XLA, Nx)
     case U_CEIL: return ceil(x);
     case U_FLOOR: return floor(x);
     case U_ROUND: return nxv_round(x);

@@ -64,6 +64,46 @@ defmodule Nx.Vulkan.MixedTypesTest do
     assert_same_bits("max(u64 + 1, 3)", fn -> Nx.max(Nx.add(u.(), 1), 3) end)
   end
 
+  test "shifts by the width or more shift every bit out; clip orders u64 by value" do
+    # GLSL leaves such shifts undefined (hardware takes the amount modulo the width).
+    for t <- [:u8, :s16, :u32, :s32, :u64, :s64] do
+      x = fn -> Nx.tensor([5, 1, 7, 100, 3, 0, 2, 127], type: t) end
+      amounts = fn -> Nx.tensor([0, 8, 31, 32, 33, 63, 64, 70], type: t) end
+      assert_same_bits("left_shift(#{t}) past the width", fn -> Nx.left_shift(x.(), amounts.()) end)
+      assert_same_bits("right_shift(#{t}) past the width", fn -> Nx.right_shift(x.(), amounts.()) end)
+    end
+
+    for t <- [:s8, :s32, :s64] do
+      negative = fn -> Nx.tensor([-5, -1, -128, 7, -3, 0, -2, -127], type: t) end
+      amounts = fn -> Nx.tensor([0, 8, 31, 32, 33, 63, 64, 70], type: :u32) end
+      assert_same_bits("right_shift(#{t}, u32) fills the sign", fn -> Nx.right_shift(negative.(), amounts.()) end)
+    end
+
+    # Shift amounts at or above 2^31 (u32) and 2^63 (u64).
+    for t <- [:u32, :u64] do
+      big = fn -> Nx.tensor([3, 2_147_483_649, 4_294_967_295, 1], type: t) end
+
+      assert_same_bits("right_shift(#{t}) by 2^31 and more", fn ->
+        Nx.right_shift(Nx.tensor([5, 5, 7, 6], type: t), big.())
+      end)
+
+      assert_same_bits("right_shift(s8, #{t}) by 2^31 and more", fn ->
+        Nx.right_shift(Nx.tensor([5, 5, 7, 6], type: :s8), big.())
+      end)
+    end
+
+    u = fn -> Nx.tensor(@big_u64, type: :u64) end
+    assert_same_bits("clip(u64, 3, 3_000_000_000)", fn -> Nx.clip(u.(), 3, 3_000_000_000) end)
+
+    assert_same_bits("clip(u64, s64, s64)", fn ->
+      Nx.clip(u.(), Nx.tensor(-4, type: :s64), Nx.tensor(70, type: :s64))
+    end)
+
+    assert_same_bits("clip(u64) with min above max", fn ->
+      Nx.clip(u.(), Nx.tensor(90, type: :s64), Nx.tensor(70, type: :s64))
+    end)
+  end
+
   @wide [16_777_217, 123_456_789, 33_554_435, 7, 2_147_483_647, -2_147_483_647, 100_000_007, -16_777_219]
 
   test "an integer with a float rounds once, from the integer's value" do

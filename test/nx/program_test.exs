@@ -101,11 +101,15 @@ defmodule Nx.Vulkan.ProgramTest do
   test "a while loop reads its predicate from the device: not recorded, still right" do
     vk = compiled(&countdown/1)
     x = gpu(Nx.tensor([1.0, 2.0]))
+    # The first call tries to record it.
+    _ = vk.(x)
 
     for _ <- 1..2 do
+      op_by_op = Nx.Vulkan.stats().compiled_calls_op_by_op
       {{r, i}, calls, runs} = counting(fn -> vk.(x) end)
       assert Nx.to_flat_list(r) == [16.0, 32.0] and Nx.to_number(i) == 4
       assert runs == 0 and calls > 1
+      assert Nx.Vulkan.stats().compiled_calls_op_by_op == op_by_op + 1
     end
   end
 
@@ -121,18 +125,36 @@ defmodule Nx.Vulkan.ProgramTest do
     end
   end
 
-  test "eight processes calling one compiled function at once" do
-    vk = compiled(&mlp_step/6)
+  test "eight processes calling one compiled function at once: compiled and recorded once, for all" do
+    # A function of its own: compiled functions and programs are shared by every test too.
+    step = fn w1, b1, w2, b2, x, y -> mlp_step(w1, b1, w2, b2, x, y) end
+    vk = compiled(step)
     args = mlp_args(4)
-    want = bits(apply(evaluator(&mlp_step/6), args))
+    want = bits(apply(evaluator(step), args))
+    s0 = Nx.Vulkan.stats()
 
     results =
       1..8
       |> Task.async_stream(fn _ -> for(_ <- 1..3, do: bits(apply(vk, args))) end, timeout: 300_000, max_concurrency: 8)
       |> Enum.flat_map(fn {:ok, r} -> r end)
 
+    s1 = Nx.Vulkan.stats()
     assert length(results) == 24
     assert Enum.all?(results, &(&1 == want))
+    # One recording; the calls made while it ran went op by op; every other call replayed.
+    assert s1.programs_recorded - s0.programs_recorded == 1
+    op_by_op = s1.compiled_calls_op_by_op - s0.compiled_calls_op_by_op
+    assert 1 + op_by_op + (s1.program_runs - s0.program_runs) == 24
+
+    # A new process replays at once: nothing is traced or recorded again.
+    {calls, runs} =
+      Task.async(fn ->
+        {_, calls, runs} = counting(fn -> apply(vk, args) end)
+        {calls, runs}
+      end)
+      |> Task.await(300_000)
+
+    assert {calls, runs} == {1, 1}
   end
 
   test "the bounds-checked mode checks every call's indices (no replay)" do

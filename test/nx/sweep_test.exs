@@ -5,12 +5,14 @@ defmodule Nx.Vulkan.SweepTest do
   # 2^32, 2^53 and 2^63) — on Nx.Vulkan.Backend and Nx.BinaryBackend, compared bit for
   # bit, but for transcendental functions (within 1 ulp of Nx's double result rounded to
   # the type: this backend's double library is correctly rounded, the host's libm is not
-  # always). Cases where Nx.BinaryBackend raises are skipped. A failure prints its seed and
+  # always), and where Nx.BinaryBackend's own value is wrong (`reference/4`: the right one
+  # is compared) or Nx leaves it to the platform. Cases where Nx.BinaryBackend raises, or
+  # takes over 5 s, are skipped. A failure prints its seed and
   # the case; `NX_VULKAN_SWEEP_SEED=<seed>` replays a run and `NX_VULKAN_SWEEP_SECONDS`
   # (default 30) bounds it.
   use ExUnit.Case, async: false
-  # Not in CI yet: its first runs found differences that are not fixed (see issue 33's
-  # note); `NX_VULKAN_SWEEP_SECONDS=60 elixir test/run_offline.exs test/nx/sweep_test.exs`.
+  # CI runs a 60 s slice seeded from the commit (scripts/test); by hand:
+  # `NX_VULKAN_SWEEP_SECONDS=60 elixir test/run_offline.exs test/nx/sweep_test.exs`.
   @moduletag :sweep
   @moduletag timeout: 900_000
 
@@ -31,9 +33,13 @@ defmodule Nx.Vulkan.SweepTest do
   @int_binary [:quotient, :bitwise_and, :bitwise_or, :bitwise_xor]
 
   # Differences the README documents as this backend's choice (correctly rounded f64
-  # where Nx prints glibc's value; remainder(-inf, inf) is IEEE's NaN).
+  # where Nx prints glibc's value; remainder(-inf, inf) is IEEE's NaN). Nx.BinaryBackend
+  # computes f64 log1p as log(1 + x), expm1 as exp(x) - 1 and cbrt as a power, tens of
+  # ulps off near 0: the f64 library is checked against mpmath's values in
+  # native/nx_vulkan/tests/math64.rs instead.
   defp documented?(:erf_inv, _, _), do: true
   defp documented?(:remainder, _, _), do: true
+  defp documented?(op, _, %{type: {:f, 64}}) when op in [:log1p, :expm1, :cbrt], do: true
   defp documented?(_, _, _), do: false
 
   defp edge_values({:f, _} = t), do: float_edges(t)
@@ -136,10 +142,16 @@ defmodule Nx.Vulkan.SweepTest do
         {b, rng} = tensor(t2, bshape, rng)
         {transposed?, rng} = pick([false, false, true], rng)
 
+        # An integer power takes exponents below 64 (the host computes a bignum otherwise).
+        apply_op =
+          if op == :pow and ints?,
+            do: fn a, b -> Nx.pow(a, Nx.remainder(b, 64)) end,
+            else: fn a, b -> apply(Nx, op, [a, b]) end
+
         fun =
           if transposed? and tuple_size(shape) == 2 and bshape == shape,
-            do: fn [a, b] -> apply(Nx, op, [Nx.transpose(a), Nx.transpose(b)]) end,
-            else: fn [a, b] -> apply(Nx, op, [a, b]) end
+            do: fn [a, b] -> apply_op.(Nx.transpose(a), Nx.transpose(b)) end,
+            else: fn [a, b] -> apply_op.(a, b) end
 
         {{op, [a, b], fun}, rng}
 
@@ -168,10 +180,22 @@ defmodule Nx.Vulkan.SweepTest do
   end
 
   defp check({op, inputs, fun}) do
+    if System.get_env("NX_VULKAN_SWEEP_VERBOSE") in ["1", "true"],
+      do: IO.puts("  #{op}(#{Enum.map_join(inputs, ", ", &inspect(&1, limit: 6))})")
+
+    # Skipped where the host raises, or takes over 5 s (an integer pow by 2^60 is a bignum).
+    task =
+      Task.async(fn ->
+        try do
+          {:ok, Nx.with_default_backend(Nx.BinaryBackend, fn -> fun.(inputs) end)}
+        rescue
+          _ -> :host_raises
+        end
+      end)
+
     host =
-      try do
-        {:ok, Nx.with_default_backend(Nx.BinaryBackend, fn -> fun.(inputs) end)}
-      rescue
+      case Task.yield(task, 5_000) || Task.shutdown(task, :brutal_kill) do
+        {:ok, result} -> result
         _ -> :host_raises
       end
 
@@ -179,9 +203,13 @@ defmodule Nx.Vulkan.SweepTest do
       got = fun.(Enum.map(inputs, &Nx.backend_transfer(&1, Nx.Vulkan.Backend)))
       got = Nx.backend_transfer(got, Nx.BinaryBackend)
 
+      {got, want} =
+        Nx.with_default_backend(Nx.BinaryBackend, fn -> reference(op, aligned(inputs, got.shape), got, want) end)
+
       cond do
         got.type != want.type or got.shape != want.shape -> {:fail, "type/shape #{inspect({got.type, got.shape})}"}
         Nx.to_binary(got) == Nx.to_binary(want) -> :ok
+        same_but_nan_payloads?(got, want) -> :ok
         documented?(op, inputs, want) -> :ok
         op in @math_unary or op in @math_binary -> within_ulp(got, want)
         true -> {:fail, "bits differ"}
@@ -191,6 +219,102 @@ defmodule Nx.Vulkan.SweepTest do
         {:fail, why} -> {:fail, why, got, want}
       end
     end
+  end
+
+  # Where Nx.BinaryBackend's value is wrong under this lab's OTP 25 and complex 0.6
+  # (IEEE 754 and EXLA agree on the right one), the reference is the right value; where Nx
+  # leaves the result to the platform (a float outside the integer type's range, cast),
+  # neither side is compared. Returns {got, want} to compare.
+  defp reference(:tanh, [a], got, want), do: {got, patch(want, Nx.is_infinity(a), unit_sign(a))}
+
+  defp reference(:abs, [%{type: {k, _}} = a], got, want) when k in [:f, :bf],
+    do: {got, patch(want, Nx.equal(a, 0), 0.0)}
+
+  defp reference(:sign, [%{type: {k, _}} = a], got, want) when k in [:f, :bf] do
+    {got, want |> patch(Nx.is_nan(a), a) |> patch(Nx.is_infinity(a), unit_sign(a))}
+  end
+
+  defp reference(op, [%{type: {k, _}} = a], got, want) when op in [:log1p, :expm1] and k in [:f, :bf] do
+    # log1p(x) and expm1(x) are x, rounded, for |x| < 2^-53; the host computes
+    # log(1 + x) and exp(x) - 1: 0 (and +0.0 for -0.0).
+    tiny = Nx.less(Nx.abs(a), 1.1102230246251565e-16)
+    {got, patch(want, tiny, a)}
+  end
+
+  defp reference(:as_type, [a], %{type: {k, bits}} = got, want) when k in [:s, :u] do
+    if elem(a.type, 0) in [:f, :bf] do
+      {lo, hi} = if k == :s, do: {-Integer.pow(2, bits - 1), Integer.pow(2, bits - 1)}, else: {-1, Integer.pow(2, bits)}
+      a64 = Nx.as_type(a, :f64)
+
+      out_of_range =
+        Nx.logical_and(
+          Nx.is_infinity(a) |> Nx.logical_not(),
+          Nx.logical_or(Nx.less_equal(a64, lo), Nx.greater_equal(a64, hi))
+        )
+
+      {patch(got, out_of_range, 0), patch(want, out_of_range, 0)}
+    else
+      {got, want}
+    end
+  end
+
+  defp reference(:divide, [a, b], %{type: {k, bits} = type} = got, want) when k in [:f, :bf] do
+    # A finite number over ±inf is a zero signed as IEEE says; the host writes +0.0.
+    mask = Nx.logical_and(Nx.is_infinity(b), Nx.logical_not(Nx.logical_or(Nx.is_infinity(a), Nx.is_nan(a))))
+    negative = Nx.logical_xor(sign_bit(a), sign_bit(b))
+    neg_zero = Nx.bitcast(Nx.tensor(Integer.pow(2, bits - 1), type: {:u, bits}), type)
+    {got, patch(want, mask, Nx.select(negative, neg_zero, Nx.tensor(0.0, type: type)))}
+  end
+
+  defp reference(:atan2, [a, b], %{type: {k, _} = type} = got, want) when k in [:f, :bf] do
+    # atan2(y, -inf) is ±pi by the sign of y (the host gives +pi for a negative y).
+    mask =
+      Nx.logical_and(
+        Nx.logical_and(Nx.is_infinity(b), Nx.less(b, 0)),
+        Nx.logical_not(Nx.logical_or(Nx.is_infinity(a), Nx.is_nan(a)))
+      )
+
+    pi = Nx.tensor(:math.pi(), type: type)
+    {got, patch(want, mask, Nx.select(sign_bit(a), Nx.negate(pi), pi))}
+  end
+
+  defp reference(_op, _inputs, got, want), do: {got, want}
+
+  # The inputs as the op saw them: a transposed case's rank-2 operands transposed.
+  defp aligned(inputs, {rows, cols}) when rows != cols do
+    Enum.map(inputs, fn t -> if t.shape == {cols, rows}, do: Nx.transpose(t), else: t end)
+  end
+
+  defp aligned(inputs, _shape), do: inputs
+
+  defp sign_bit(%{type: {k, bits}} = t) when k in [:f, :bf], do: Nx.less(Nx.bitcast(t, {:s, bits}), 0)
+  defp sign_bit(t), do: Nx.less(t, 0)
+
+  # ±1 by the sign of `a` (the host's sign(-inf) is 1.0).
+  defp unit_sign(a), do: Nx.select(Nx.greater(a, 0), 1, -1)
+
+  defp patch(t, mask, value), do: Nx.select(mask, Nx.as_type(value, t.type), t)
+
+  # The same values where a NaN may carry another payload (Nx writes one NaN; kernels keep
+  # the operand's).
+  defp same_but_nan_payloads?(got, want) do
+    elem(got.type, 0) in [:f, :bf] and nan_pattern_only?(got, want) and
+      Nx.to_binary(Nx.select(Nx.is_nan(got), 0, got)) == Nx.to_binary(Nx.select(Nx.is_nan(want), 0, want))
+  end
+
+  # Up to 3 differing elements: {inputs..., device, host}.
+  defp differing(inputs, got, want) do
+    # (A transposed case's inputs are listed in their own order.)
+    flat = fn t -> if(Nx.rank(t) == 0, do: Nx.broadcast(t, got.shape), else: t) |> Nx.to_flat_list() end
+    bits = fn t -> if elem(t.type, 0) in [:f, :bf], do: Nx.bitcast(t, int_of(t.type)), else: t end
+    [g, w | ins] = Enum.map([got, want | inputs], flat)
+    [gb, wb] = Enum.map([got, want], &flat.(bits.(&1)))
+
+    [gb, wb, g, w | ins]
+    |> Enum.zip()
+    |> Enum.filter(fn t -> elem(t, 0) != elem(t, 1) end)
+    |> Enum.take(3)
+    |> Enum.map(fn t -> {Enum.drop(Tuple.to_list(t), 4), {elem(t, 2), elem(t, 0)}, {elem(t, 3), elem(t, 1)}} end)
   end
 
   defp within_ulp(got, want) do
@@ -228,10 +352,8 @@ defmodule Nx.Vulkan.SweepTest do
       )
     end
 
-    for {op, inputs, why, got, want} <- Enum.take(Enum.reverse(failures), 3) do
-      IO.puts(
-        "  #{op} (#{why}) of #{Enum.map_join(inputs, ", ", &inspect(&1, limit: 12))}\n    device #{inspect(got, limit: 12)}\n    host #{inspect(want, limit: 12)}"
-      )
+    for {op, inputs, why, got, want} <- Enum.reverse(failures) do
+      IO.puts("  #{op} (#{why}): #{Enum.map_join(differing(inputs, got, want), "; ", &inspect/1)}")
     end
 
     assert failures == [],

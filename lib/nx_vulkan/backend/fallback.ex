@@ -81,29 +81,8 @@ defmodule Nx.Vulkan.Backend.Fallback do
     :ok
   end
 
-  defp ensure_table do
-    if :ets.whereis(@table) == :undefined do
-      # Owned by a process that never exits, so counts survive the caller.
-      parent = self()
-
-      spawn(fn ->
-        try do
-          :ets.new(@table, [:named_table, :public, :set, write_concurrency: true])
-        rescue
-          ArgumentError -> :ok
-        end
-
-        send(parent, :nx_vulkan_table_ready)
-        Process.sleep(:infinity)
-      end)
-
-      receive do
-        :nx_vulkan_table_ready -> :ok
-      after
-        5000 -> :ok
-      end
-    end
-  end
+  # Owned by a process that never exits, so counts survive the caller.
+  defp ensure_table, do: Nx.Vulkan.Table.ensure(@table, [:set, write_concurrency: true])
 
   @doc """
   Runs `Nx.BinaryBackend.<op>(args...)` for a Vulkan callback, counting it and honouring

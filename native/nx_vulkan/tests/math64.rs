@@ -298,3 +298,43 @@ fn f64_round_is_exact_past_2_24() {
         assert_eq!(got[i].to_bits(), want.to_bits(), "round({v}) = {}", got[i]);
     }
 }
+
+#[test]
+fn f64_atan2_of_operands_at_the_ends_of_the_range() {
+    // The double-double steps overflowed near f64::MAX and lost subnormal ratios (NaN for
+    // atan2(-f64::MAX, 45) and atan2(0.035, f64::MAX), found by the sweep).
+    let vals = [
+        f64::MAX,
+        -f64::MAX,
+        1e300,
+        -3e200,
+        45.0,
+        -45.0,
+        0.035,
+        1e-300,
+        -2.5e-310,
+        5e-324,
+        f64::MIN_POSITIVE,
+        1.0,
+    ];
+    let (mut a, mut b) = (vec![], vec![]);
+    for &y in &vals {
+        for &x in &vals {
+            a.push(y);
+            b.push(x);
+        }
+    }
+    let got = run_binary(BinaryOp::Atan2, &a, &b);
+    for i in 0..a.len() {
+        let want = a[i].atan2(b[i]);
+        let close = want.to_bits() == got[i].to_bits()
+            || (want != 0.0
+                && want.is_sign_negative() == got[i].is_sign_negative()
+                && ulps(got[i], want) <= 1);
+        assert!(
+            close,
+            "atan2({:e}, {:e}) = {:e}, want {want:e}",
+            a[i], b[i], got[i]
+        );
+    }
+}
