@@ -79,6 +79,9 @@ defmodule Nx.Vulkan do
   Memory and execution counters: live and pooled bytes, buffers created and reused,
   dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
   host waits, pipelines built, native tensor calls (`native_calls`: ops and program runs),
+  calls retried on a dirty scheduler (`dirty_retries`; `collects` of them after
+  collecting the caller's garbage for a large new buffer), spare buffers made ahead of
+  need (`spares_created`, see the README's memory notes),
   `Nx.Vulkan.Compiler`'s program replays (`program_runs`), the compiled functions it
   recorded as programs (`programs_recorded`) and its calls that ran op by op
   (`compiled_calls_op_by_op`: functions that read the device while they run or call back

@@ -12,9 +12,9 @@
 //! allocation may take is [`Use`]'s business: the host may only write idle ones.
 
 use crate::error::{Error, Result};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use vulkano::buffer::{Buffer, BufferCreateInfo, BufferMemory, BufferUsage, Subbuffer};
 use vulkano::device::{Device, DeviceOwned};
 use vulkano::memory::allocator::{AllocationCreateInfo, MemoryTypeFilter, StandardMemoryAllocator};
@@ -66,6 +66,15 @@ pub const SAME_BATCH_REUSE_BYTES: u64 = 128 << 20;
 /// `nvidia-h200-2026-12-01u`). That cost is paid whenever the BEAM has not yet collected
 /// a call's dead outputs, so the pool has none to give back.
 pub const DEVICE_ONLY_BYTES: u64 = 16 << 20;
+
+/// Size classes of at least this size keep one idle buffer ready in the pool: when an
+/// allocation leaves none, a background thread creates the next one. A loop of large
+/// compiled calls (a 4096² softmax: 64 MiB out per call) then finds its output buffer in
+/// the pool on the normal scheduler, instead of collecting the caller's garbage and
+/// creating one on a dirty scheduler each time the BEAM has not yet freed the previous
+/// outputs. Spares stop while live and pooled memory exceed [`Memory::spare_budget`];
+/// `NX_VULKAN_SPARES=0` turns them off.
+pub const SPARE_BYTES: u64 = DEVICE_ONLY_BYTES;
 
 /// Device-local memory the host does not see, where the device has such a type (else the
 /// host-visible one).
@@ -165,6 +174,15 @@ pub struct MemoryStats {
     pub created: u64,
     /// Allocations served from the pool.
     pub reused: u64,
+    /// Spare buffers created ahead of need ([`SPARE_BYTES`]).
+    pub spares: u64,
+}
+
+/// The spare-buffer thread's queue and the classes it has yet to fill.
+#[derive(Default)]
+struct Spares {
+    queue: Option<mpsc::Sender<u64>>,
+    pending: HashSet<u64>,
 }
 
 /// The allocator and the pools.
@@ -178,6 +196,11 @@ pub struct Memory {
     live: AtomicU64,
     created: AtomicU64,
     reused: AtomicU64,
+    spares: Mutex<Spares>,
+    spares_on: bool,
+    /// Live plus pooled bytes beyond which no spare is made (half the largest heap).
+    spare_budget: u64,
+    spares_created: AtomicU64,
 }
 
 /// Rounds a request up to its size class: 4 classes per power of two, at least 256 bytes,
@@ -229,6 +252,10 @@ impl Memory {
             live: AtomicU64::new(0),
             created: AtomicU64::new(0),
             reused: AtomicU64::new(0),
+            spares: Mutex::default(),
+            spares_on: std::env::var("NX_VULKAN_SPARES").map_or(true, |v| v != "0"),
+            spare_budget: heap / 2,
+            spares_created: AtomicU64::new(0),
         }
     }
 
@@ -239,10 +266,11 @@ impl Memory {
     /// A block of at least `bytes` bytes for `purpose`, from the pool when it holds a
     /// buffer of the size class that `purpose` may take, otherwise a new buffer.
     pub fn alloc(&'static self, kind: Kind, bytes: u64, purpose: Use) -> Result<Arc<Block>> {
+        let class = size_class(bytes);
         if let Some(b) = self.alloc_pooled(kind, bytes, purpose)? {
+            self.keep_spare(kind, class);
             return Ok(b);
         }
-        let class = size_class(bytes);
         let what = if kind == Kind::Tensor && class >= DEVICE_ONLY_BYTES {
             crate::nonblocking::LARGE_ALLOCATION
         } else {
@@ -263,7 +291,55 @@ impl Memory {
             }
             Err(e) => return Err(e),
         };
-        self.block(kind, class, pooled)
+        let block = self.block(kind, class, pooled);
+        self.keep_spare(kind, class);
+        block
+    }
+
+    /// Asks the spare thread for a buffer of `class` when the pool holds none idle and the
+    /// budget allows (see [`SPARE_BYTES`]).
+    fn keep_spare(&'static self, kind: Kind, class: u64) {
+        if !self.spares_on || kind != Kind::Tensor || class < SPARE_BYTES {
+            return;
+        }
+        let idle = {
+            let p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
+            p.free.get(&class).is_some_and(|v| !v.is_empty())
+        };
+        let s = self.stats();
+        if idle || s.live_bytes + s.pooled_bytes + class > self.spare_budget {
+            return;
+        }
+        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        if !spares.pending.insert(class) {
+            return;
+        }
+        let queue = spares.queue.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::channel::<u64>();
+            // Where no thread can start, the receiver goes with the closure: sends fail,
+            // and no spare is made.
+            let _thread = std::thread::Builder::new()
+                .name("nx_vulkan-spares".into())
+                .spawn(move || {
+                    for class in rx {
+                        self.make_spare(class);
+                    }
+                });
+            tx
+        });
+        if queue.send(class).is_err() {
+            spares.pending.remove(&class);
+        }
+    }
+
+    /// Creates one idle buffer of `class` in the tensor pool (on the spare thread).
+    fn make_spare(&self, class: u64) {
+        if let Ok(pooled) = self.create(Kind::Tensor, class, Use::Device) {
+            self.spares_created.fetch_add(1, Ordering::Relaxed);
+            self.park(Kind::Tensor, class, pooled);
+        }
+        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        spares.pending.remove(&class);
     }
 
     /// A block of at least `bytes` bytes for `purpose` if the pool holds a buffer of the
@@ -396,6 +472,11 @@ impl Memory {
 
     fn release(&self, kind: Kind, class: u64, pooled: Pooled) {
         self.live.fetch_sub(class, Ordering::Relaxed);
+        self.park(kind, class, pooled);
+    }
+
+    /// Puts an ownerless buffer in its pool (or frees it past the idle cap).
+    fn park(&self, kind: Kind, class: u64, pooled: Pooled) {
         let mut p = self.pool(kind).lock().unwrap_or_else(|e| e.into_inner());
         if p.idle_bytes + class <= self.idle_cap {
             p.idle_bytes += class;
@@ -433,6 +514,7 @@ impl Memory {
             pooled_bytes: pooled,
             created: self.created.load(Ordering::Relaxed),
             reused: self.reused.load(Ordering::Relaxed),
+            spares: self.spares_created.load(Ordering::Relaxed),
         }
     }
 }

@@ -52,3 +52,31 @@ fn dropped_tensors_return_to_the_pool() {
         after.live_bytes
     );
 }
+
+#[test]
+fn a_large_size_class_keeps_a_spare_ready() {
+    use nx_vulkan::memory::{Kind, Use, SPARE_BYTES};
+    let e = engine().unwrap();
+    // A class no other test here uses: 24 MiB.
+    let bytes = SPARE_BYTES + (8 << 20);
+    let before = e.memory.stats();
+    let first = e.memory.alloc(Kind::Tensor, bytes, Use::Device).unwrap();
+    // The allocation left no idle buffer of its class: the spare thread makes one, which
+    // the next allocation of the class takes from the pool (no new buffer for it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while e.memory.stats().spares == before.spares {
+        assert!(std::time::Instant::now() < deadline, "no spare within 10 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // (Buffers created other than as spares: the thread may make the next spare anytime.)
+    let own = |s: nx_vulkan::memory::MemoryStats| s.created - s.spares;
+    let created = own(e.memory.stats());
+    let second = e.memory.alloc(Kind::Tensor, bytes, Use::Device).unwrap();
+    assert_eq!(
+        own(e.memory.stats()),
+        created,
+        "the second buffer was created, not taken"
+    );
+    assert!(e.memory.stats().reused > before.reused);
+    assert_ne!(first.id, second.id);
+}

@@ -119,6 +119,7 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
     let m = e.memory.stats();
     let x = e.stream.stats();
     let (calls, runs) = super::program::counts();
+    let (retries, collects) = super::twin::retries();
     let pairs: Vec<(&str, Term)> = vec![
         ("live_bytes", m.live_bytes.encode(env)),
         ("pooled_bytes", m.pooled_bytes.encode(env)),
@@ -132,6 +133,9 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
         ("pipelines", e.kernels.built().encode(env)),
         ("native_calls", calls.encode(env)),
         ("program_runs", runs.encode(env)),
+        ("dirty_retries", retries.encode(env)),
+        ("collects", collects.encode(env)),
+        ("spares_created", m.spares.encode(env)),
     ];
     Ok(atom_map(env, &pairs))
 }

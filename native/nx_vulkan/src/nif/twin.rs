@@ -9,6 +9,20 @@
 
 use super::convert::{would_block, would_block_collect, NifOut};
 use rustler::{Encoder, Env, Term};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Normal-scheduler attempts answered `:would_block`, and of those `:would_block_collect`
+/// (the caller collects its garbage first), for `Nx.Vulkan.stats/0`.
+static DIRTY_RETRIES: AtomicU64 = AtomicU64::new(0);
+static COLLECTS: AtomicU64 = AtomicU64::new(0);
+
+/// The retry counters: (to a dirty scheduler, of which after a collection).
+pub fn retries() -> (u64, u64) {
+    (
+        DIRTY_RETRIES.load(Ordering::Relaxed),
+        COLLECTS.load(Ordering::Relaxed),
+    )
+}
 
 /// What a normal-scheduler twin returns: its result, `:would_block`, or
 /// `:would_block_collect` (a large new allocation: collect the caller first).
@@ -35,7 +49,9 @@ pub fn attempt<T>(f: impl FnOnce() -> NifOut<T>) -> Attempt<T> {
             if crate::exec::trace() {
                 eprintln!("[nx_vulkan] to a dirty scheduler: {msg}");
             }
+            DIRTY_RETRIES.fetch_add(1, Ordering::Relaxed);
             if msg.ends_with(crate::nonblocking::LARGE_ALLOCATION) {
+                COLLECTS.fetch_add(1, Ordering::Relaxed);
                 Attempt::WouldBlockCollect
             } else {
                 Attempt::WouldBlock
