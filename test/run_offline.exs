@@ -42,9 +42,14 @@ IO.puts(
 # The differential sweep (test/nx/sweep_test.exs) runs when NX_VULKAN_SWEEP_SECONDS is set.
 sweep? = System.get_env("NX_VULKAN_SWEEP_SECONDS") not in [nil, ""]
 
+# NX_VULKAN_TEST_SEED replays a run's order (ExUnit prints its seed); NX_VULKAN_TEST_TRACE=1
+# prints each test as it starts and ends.
 ExUnit.start(
-  max_cases: 1,
-  exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]) ++ if(sweep?, do: [], else: [:sweep])
+  [
+    max_cases: 1,
+    trace: System.get_env("NX_VULKAN_TEST_TRACE") in ["1", "true"],
+    exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]) ++ if(sweep?, do: [], else: [:sweep])
+  ] ++ if(seed = System.get_env("NX_VULKAN_TEST_SEED"), do: [seed: String.to_integer(seed)], else: [])
 )
 
 Code.require_file(Path.join(root, "test/support/case_helpers.exs"))

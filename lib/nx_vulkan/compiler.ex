@@ -9,10 +9,9 @@ defmodule Nx.Vulkan.Compiler do
       fun = Nx.Defn.jit(&MyModel.softmax/1, compiler: Nx.Vulkan.Compiler)
 
   Arguments on other backends are copied to the device first; tensors the function
-  creates live there too. Results are `Nx.Vulkan.Backend` tensors. The 256 most recently
-  used compiled functions (by function, argument shapes and types, and options) are kept
-  for every process, so calling a jitted function again, from any process, does not
-  trace it again; when several processes call a new one at once, one compiles it.
+  creates live there too. Results are `Nx.Vulkan.Backend` tensors. Each process keeps
+  the 64 most recently used compiled functions (by function, argument shapes and types,
+  and options), so calling a jitted function again does not trace it again.
 
   ## Fusion
 
@@ -28,8 +27,7 @@ defmodule Nx.Vulkan.Compiler do
   Other ops run one by one as `Nx.Vulkan.Backend` callbacks (`Nx.Defn.Evaluator` walks
   the expression) on a function's first call. That call is also recorded: later calls
   with the same argument shapes and types run the recorded ops in one native call
-  (`Nx.Vulkan.stats/0` counts `native_calls` and `program_runs`), with the same results;
-  the program serves every process.
+  (`Nx.Vulkan.stats/0` counts `native_calls` and `program_runs`), with the same results.
   A function that reads the device while it runs (a `while` or `cond` predicate, a host
   fallback, a bounds check, a dynamic slice start) or calls back into Elixir (hooks) keeps
   running op by op (`Nx.Vulkan.stats/0` counts such calls: `compiled_calls_op_by_op`).
@@ -51,103 +49,47 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Vulkan.Backend.Fallback
   alias Nx.Vulkan.Compiler.{Fusion, Program}
 
-  # Compiled functions kept for every process, by function, argument templates and
-  # options: a call that hits skips tracing, fusion planning and the evaluator's
-  # preparation. When @cache_size are kept, the least recently used one goes.
-  @cache_size 256
-  @cache __MODULE__.Cache
+  # Compiled functions kept per process, by function, argument templates and options:
+  # a call that hits skips tracing, fusion planning and the evaluator's preparation.
+  @cache_size 64
 
   @impl true
   def __jit__(key, vars, fun, args_list, opts) do
     templates = Enum.map(vars, &Nx.Defn.Composite.traverse(&1, fn t -> Nx.to_template(t) end))
-    compiled = cached({key, templates, opts}, &compile(key, vars, fun, opts, &1))
+    compiled = cached({key, templates, opts}, fn -> __compile__(key, vars, fun, opts) end)
     compiled.(args_list)
   end
 
-  defp cache, do: Nx.Vulkan.Table.ensure(@cache, [:set, read_concurrency: true, write_concurrency: true])
-
-  # The compiled function under `cache_key`, built by `build` on a miss: by one process
-  # when several miss at once (the others wait for it).
+  # The compiled function under `cache_key`, built by `build` on a miss. The cache holds
+  # @cache_size entries per process; when full, the least recently used one goes.
   defp cached(cache_key, build) do
-    table = cache()
-
-    case :ets.lookup(table, cache_key) do
-      [{_, {:compiled, compiled, _program_key}, _used}] ->
-        :ets.update_element(table, cache_key, {3, tick()})
+    case Process.get(__MODULE__, {%{}, 0}) do
+      {%{^cache_key => {compiled, _}} = entries, tick} ->
+        Process.put(__MODULE__, {Map.put(entries, cache_key, {compiled, tick}), tick + 1})
         compiled
 
-      [{_, {:building, builder}, _}] ->
-        await_build(table, cache_key, builder)
-        cached(cache_key, build)
-
-      [] ->
-        if :ets.insert_new(table, {cache_key, {:building, self()}, tick()}) do
-          program_key = {Program, make_ref()}
-
-          compiled =
-            try do
-              build.(program_key)
-            catch
-              kind, reason ->
-                :ets.delete(table, cache_key)
-                :erlang.raise(kind, reason, __STACKTRACE__)
-            end
-
-          evict(table)
-          :ets.insert(table, {cache_key, {:compiled, compiled, program_key}, tick()})
-          compiled
-        else
-          cached(cache_key, build)
-        end
+      _ ->
+        compiled = build.()
+        # Read again: building may have jitted (and cached) other functions.
+        {entries, tick} = Process.get(__MODULE__, {%{}, 0})
+        entries = if map_size(entries) >= @cache_size, do: evict_oldest(entries), else: entries
+        Process.put(__MODULE__, {Map.put(entries, cache_key, {compiled, tick}), tick + 1})
+        compiled
     end
   end
 
-  defp tick, do: :erlang.unique_integer([:monotonic])
-
-  # Until `builder` has replaced its marker, or died without doing so.
-  defp await_build(table, cache_key, builder) do
-    ref = Process.monitor(builder)
-
-    wait = fn wait ->
-      case :ets.lookup(table, cache_key) do
-        [{_, {:building, ^builder}, _}] ->
-          receive do
-            {:DOWN, ^ref, :process, _, _} -> :ets.delete_object(table, hd(:ets.lookup(table, cache_key)))
-          after
-            1 -> wait.(wait)
-          end
-
-        _ ->
-          :ok
-      end
-    end
-
-    wait.(wait)
-    Process.demonitor(ref, [:flush])
-  end
-
-  defp evict(table) do
-    if :ets.info(table, :size) >= @cache_size do
-      oldest =
-        :ets.tab2list(table)
-        |> Enum.filter(&match?({_, {:compiled, _, _}, _}, &1))
-        |> Enum.min_by(fn {_, _, used} -> used end, fn -> nil end)
-
-      with {key, {:compiled, _, program_key}, _} <- oldest do
-        :ets.delete(table, key)
-        Program.forget(program_key)
-      end
-    end
+  defp evict_oldest(entries) do
+    {oldest, _} = Enum.min_by(entries, fn {_key, {_compiled, used}} -> used end)
+    Map.delete(entries, oldest)
   end
 
   @impl true
-  def __compile__(key, vars, fun, opts), do: compile(key, vars, fun, opts, {Program, make_ref()})
-
-  # `program_key` names the function's recorded program (Compiler.Program).
-  defp compile(key, vars, fun, opts, program_key) do
+  def __compile__(key, vars, fun, opts) do
     {fuse?, opts} = Keyword.pop(opts, :fuse, true)
     {record?, opts} = Keyword.pop(opts, :record, true)
     rewrite = if fuse?, do: &Fusion.rewrite/1, else: & &1
+    # The program of this compilation lives in each calling process under its own key.
+    program_key = {Program, make_ref()}
 
     fun = fn vars ->
       output = vars |> fun.() |> constants_on_device() |> rewrite.()

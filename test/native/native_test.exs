@@ -186,7 +186,9 @@ defmodule Nx.Vulkan.NativeTest do
     end
 
     {:ok, after_} = Native.dev_stats()
-    assert after_.buffers_created - before.buffers_created <= 20
+    # (Spare buffers, made ahead of need by a background thread, are not counted.)
+    own = fn s -> s.buffers_created - s.spares_created end
+    assert own.(after_) - own.(before) <= 20
     assert after_.buffers_reused - before.buffers_reused >= 30
   end
 end

@@ -2,7 +2,7 @@ defmodule Nx.Vulkan.Compiler.Program do
   @moduledoc false
   # A compiled function's calls as one native call each (issue 41, step 1).
   #
-  # The first call of a compiled function runs it op by op through
+  # The first call of a compiled function (per process) runs it op by op through
   # Nx.Vulkan.Backend while the engine records every op it makes
   # (native/nx_vulkan/src/nif/program.rs). If nothing was read back from the device on the
   # way (a `while` or `cond` predicate, a host fallback, a bounds check, a dynamic slice
@@ -18,9 +18,9 @@ defmodule Nx.Vulkan.Compiler.Program do
 
   @recording {__MODULE__, :recording}
 
-  # What each compiled function holds, shared by every process: {key, state}, where state
-  # is :recording (a process is recording it), {:program, ...} or {:not_recordable, why};
-  # and the counters that `counters/0` reports.
+  # The counters that `counters/0` reports. (Programs live in their process's dictionary,
+  # as Nx.Vulkan.Compiler's compiled functions do: an ETS table would copy the compiled
+  # function's expression graph without its sharing, exponentially large.)
   @table __MODULE__
 
   defp table, do: Nx.Vulkan.Table.ensure(@table, [:set, read_concurrency: true, write_concurrency: true])
@@ -28,8 +28,7 @@ defmodule Nx.Vulkan.Compiler.Program do
   @doc """
   Counters for `Nx.Vulkan.stats/0`: `programs_recorded` (compiled functions recorded as
   programs) and `compiled_calls_op_by_op` (calls of compiled functions that ran op by op:
-  functions that cannot be recorded, calls in the bounds-checked mode, and calls made
-  while another process records the function).
+  functions that cannot be recorded, and calls in the bounds-checked mode).
   """
   def counters do
     t = table()
@@ -43,9 +42,6 @@ defmodule Nx.Vulkan.Compiler.Program do
   end
 
   defp count(name), do: :ets.update_counter(table(), {:counter, name}, {2, 1}, {{:counter, name}, 0})
-
-  @doc "Forgets the program kept under `key` (its compiled function left the cache)."
-  def forget(key), do: :ets.delete(table(), key)
 
   @doc """
   Whether the traced `output` can be recorded: it calls back into Elixir at run time
@@ -69,7 +65,7 @@ defmodule Nx.Vulkan.Compiler.Program do
   @doc """
   Calls `compiled` (an `Nx.Defn.Evaluator` compilation taking a list of argument lists)
   on one list of argument functions `args` (Nx's lazy parameters), through the program
-  kept under `key` for every process: recorded on the first call, replayed after.
+  kept under `key` in the process: recorded on the first call, replayed after.
   """
   def call(key, compiled, args) do
     cond do
@@ -83,8 +79,8 @@ defmodule Nx.Vulkan.Compiler.Program do
         op_by_op(compiled, args)
 
       true ->
-        case :ets.lookup(table(), key) do
-          [{_, {:program, _, _, used} = state}] ->
+        case Process.get(key) do
+          {:program, _, _, used} = state ->
             # Exactly the arguments the recording evaluated (the others stay unevaluated).
             tensors = Enum.map(Enum.with_index(args), fn {fun, i} -> if(MapSet.member?(used, i), do: fun.()) end)
 
@@ -92,25 +88,17 @@ defmodule Nx.Vulkan.Compiler.Program do
               do: replay(state, tensors),
               else: op_by_op(compiled, Enum.zip_with(args, tensors, fn fun, t -> if t, do: fn -> t end, else: fun end))
 
-          [] ->
-            # One process records; the others run op by op until the program is there.
-            if :ets.insert_new(table(), {key, :recording}),
-              do: record(key, compiled, args),
-              else: op_by_op(compiled, args)
+          nil ->
+            record(key, compiled, args)
 
-          [_] ->
+          _not_recordable ->
             op_by_op(compiled, args)
         end
     end
   end
 
-  @doc "What `call/3` holds for `key` (for tests and stats)."
-  def state(key) do
-    case :ets.lookup(table(), key) do
-      [{_, state}] -> state
-      [] -> nil
-    end
-  end
+  @doc "What `call/3` holds for `key` in the calling process (for tests and stats)."
+  def state(key), do: Process.get(key)
 
   defp op_by_op(compiled, args) do
     count(:compiled_calls_op_by_op)
@@ -157,8 +145,6 @@ defmodule Nx.Vulkan.Compiler.Program do
       catch
         kind, reason ->
           Native.p_capture_abort()
-          # The next call records again.
-          :ets.delete(table(), key)
           :erlang.raise(kind, reason, __STACKTRACE__)
       after
         Process.delete(@recording)
@@ -177,7 +163,7 @@ defmodule Nx.Vulkan.Compiler.Program do
           case Native.p_capture_end(Enum.map(outputs, &ref/1)) do
             {:ok, program} ->
               count(:programs_recorded)
-              # The outputs' shapes and types, not the tensors (kept alive for every call).
+              # The outputs' shapes and types, not the first call's tensors (kept alive).
               template = Composite.traverse(result, &Nx.to_template/1)
               {:program, program, template, MapSet.new(Map.keys(evaluated))}
 
@@ -186,7 +172,7 @@ defmodule Nx.Vulkan.Compiler.Program do
           end
       end
 
-    :ets.insert(table(), {key, state})
+    Process.put(key, state)
     result
   end
 
