@@ -93,8 +93,9 @@ T apply(uint op, T a, T b) {
     case B_LAND: return BOOL_T(!f32s_equal(a, T(0)) && !f32s_equal(b, T(0)));
     case B_LOR: return BOOL_T(!f32s_equal(a, T(0)) || !f32s_equal(b, T(0)));
     case B_LXOR: return BOOL_T(!f32s_equal(a, T(0)) != !f32s_equal(b, T(0)));
-    case B_MIN: return (isnan(a) || f32s_less(a, b)) ? a : b;
-    case B_MAX: return (isnan(a) || f32s_less(b, a)) ? a : b;
+    // Equal operands (-0.0 and 0.0) give the first, as Nx (Erlang's min/max).
+    case B_MIN: return (isnan(a) || f32s_less(a, b) || f32s_equal(a, b)) ? a : b;
+    case B_MAX: return (isnan(a) || f32s_less(b, a) || f32s_equal(a, b)) ? a : b;
     }
 #endif
     switch (op) {
@@ -112,9 +113,10 @@ T apply(uint op, T a, T b) {
     case B_LXOR: return BOOL_T((a != T(0)) != (b != T(0)));
 #if defined(IS_FLOAT)
     case B_DIV: return nxv_div(a, b);
-    // NaN propagates through min and max, as in XLA.
-    case B_MIN: return (isnan(a) || a < b) ? a : b;
-    case B_MAX: return (isnan(a) || a > b) ? a : b;
+    // NaN propagates through min and max, as in XLA; equal operands (-0.0 and 0.0) give
+    // the first, as Nx (Erlang's min/max).
+    case B_MIN: return (isnan(a) || a <= b) ? a : b;
+    case B_MAX: return (isnan(a) || a >= b) ? a : b;
     case B_REM: return nxv_fmod(a, b);
 #endif
 #if defined(CT_F32) && !defined(F64_MATH_OP)

@@ -269,16 +269,16 @@ T eval_slot(uint op, uint arg, uint lo, uint hi, T a, T b, uint row, uint col) {
     case F_ADD: r = f32s_add(a, b); break;
     case F_SUBTRACT: r = f32s_sub(a, b); break;
     case F_MULTIPLY: r = f32s_mul(a, b); break;
-    case F_MAX2: r = (isnan(a) || f32s_less(b, a)) ? a : b; break;
-    case F_MIN2: r = (isnan(a) || f32s_less(a, b)) ? a : b; break;
+    case F_MAX2: r = (isnan(a) || f32s_less(b, a) || f32s_equal(a, b)) ? a : b; break;
+    case F_MIN2: r = (isnan(a) || f32s_less(a, b) || f32s_equal(a, b)) ? a : b; break;
 #else
     case F_NEGATE: r = -a; break;
     case F_ABS: r = abs(a); break;
     case F_ADD: r = a + b; break;
     case F_SUBTRACT: r = a - b; break;
     case F_MULTIPLY: r = a * b; break;
-    case F_MAX2: r = (isnan(a) || a > b) ? a : b; break;
-    case F_MIN2: r = (isnan(a) || a < b) ? a : b; break;
+    case F_MAX2: r = (isnan(a) || a >= b) ? a : b; break;  // ties: the first (Nx)
+    case F_MIN2: r = (isnan(a) || a <= b) ? a : b; break;
 #endif
     case F_EXP: r = fused_exp(a); break;
     case F_LOG: r = fused_log(a); break;
