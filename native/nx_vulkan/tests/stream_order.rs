@@ -27,6 +27,9 @@ fn buffers_are_reused_in_stream_order() {
     // Batches stay open until flushed or waited for: no eager submission (which a GPU
     // device would do whenever it is idle).
     std::env::set_var("NX_VULKAN_EAGER_SUBMIT", "0");
+    // No spare buffers either: an idle spare would be taken before the buffers whose
+    // stream-ordered reuse this test follows.
+    std::env::set_var("NX_VULKAN_SPARES", "0");
     let e = engine().unwrap();
     // A size class nothing else in this binary allocates.
     let n = 12_345;
