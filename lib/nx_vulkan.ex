@@ -85,7 +85,7 @@ defmodule Nx.Vulkan do
   `Nx.Vulkan.Compiler`'s program replays (`program_runs`), the compiled functions it
   recorded as programs (`programs_recorded`) and its calls that ran op by op
   (`compiled_calls_op_by_op`: functions that read the device while they run or call back
-  into Elixir, the bounds-checked mode, calls while another process records).
+  into Elixir, and calls in the bounds-checked mode).
   """
   @spec stats() :: map()
   def stats, do: Map.merge(unwrap!(Native.dev_stats(), "stats"), compiler_counters())
