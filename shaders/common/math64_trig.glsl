@@ -142,6 +142,10 @@ double f64_tan(double x) {
 dvec2 dd_atan(dvec2 a) {
     if (isinf(a.x)) return DD_PIO2;
     if (a.x < 1.0e-20lf) return a;  // a^3/3 is below 2^-106 a (and halving would lose subnormal bits)
+    // Above 1e20, atan(1/a) = 1/a to double-double (the rounding of 1/a is below 2^-119
+    // pi/2): dd_div would split a (a product with 2^27 + 1), which overflows near f64::MAX
+    // (atan(-f64::MAX) was NaN).
+    if (a.x > 1.0e20lf) return dd_sub(DD_PIO2, dvec2(1.0lf / a.x, 0.0lf));
     bool inverted = a.x > 1.0lf;
     dvec2 t = inverted ? dd_div(dvec2(1.0lf, 0.0lf), a) : a;
     [[dont_unroll]] for (int i = 0; i < 3; i++) {

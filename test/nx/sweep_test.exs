@@ -4,12 +4,12 @@ defmodule Nx.Vulkan.SweepTest do
   # values first (±0, subnormals, NaN, ±Inf, each type's extremes, integers near 2^31,
   # 2^32, 2^53 and 2^63) — on Nx.Vulkan.Backend and Nx.BinaryBackend, compared bit for
   # bit, but for transcendental functions (within 1 ulp of Nx's double result rounded to
-  # the type: this backend's double library is correctly rounded, the host's libm is not
-  # always), and where Nx.BinaryBackend's own value is wrong (`reference/4`: the right one
-  # is compared) or Nx leaves it to the platform. Cases where Nx.BinaryBackend raises, or
-  # takes over 5 s, are skipped. A failure prints its seed and
-  # the case; `NX_VULKAN_SWEEP_SEED=<seed>` replays a run and `NX_VULKAN_SWEEP_SECONDS`
-  # (default 30) bounds it.
+  # the type, 3 for f64 sigmoid, `host_ulps/2`: this backend's double library is correctly
+  # rounded, the host's libm is not always), and where Nx.BinaryBackend's own value is
+  # wrong (`reference/4`: the right one is compared) or Nx leaves it to the platform.
+  # Cases where Nx.BinaryBackend raises, or takes over 5 s, are skipped. A failure prints
+  # its seed and the case; `NX_VULKAN_SWEEP_SEED=<seed>` replays a run and
+  # `NX_VULKAN_SWEEP_SECONDS` (default 30) bounds it.
   use ExUnit.Case, async: false
   # CI runs a 60 s slice seeded from the commit (scripts/test); by hand:
   # `NX_VULKAN_SWEEP_SECONDS=60 elixir test/run_offline.exs test/nx/sweep_test.exs`.
@@ -211,7 +211,7 @@ defmodule Nx.Vulkan.SweepTest do
         Nx.to_binary(got) == Nx.to_binary(want) -> :ok
         same_but_nan_payloads?(got, want) -> :ok
         documented?(op, inputs, want) -> :ok
-        op in @math_unary or op in @math_binary -> within_ulp(got, want)
+        op in @math_unary or op in @math_binary -> within_ulp(op, got, want)
         true -> {:fail, "bits differ"}
       end
       |> case do
@@ -327,14 +327,23 @@ defmodule Nx.Vulkan.SweepTest do
     |> Enum.map(fn t -> {Enum.drop(Tuple.to_list(t), 4), {elem(t, 2), elem(t, 0)}, {elem(t, 3), elem(t, 1)}} end)
   end
 
-  defp within_ulp(got, want) do
+  defp within_ulp(op, got, want) do
+    ulps = host_ulps(op, want)
+
     cond do
       elem(got.type, 0) not in [:f, :bf] -> {:fail, "bits differ"}
       not nan_pattern_only?(got, want) -> {:fail, "NaN where the host has none, or the reverse"}
-      ulps_apart(Nx.select(Nx.is_nan(got), 0, got), Nx.select(Nx.is_nan(want), 0, want), got.type) <= 1 -> :ok
-      true -> {:fail, "more than 1 ulp"}
+      ulps_apart(Nx.select(Nx.is_nan(got), 0, got), Nx.select(Nx.is_nan(want), 0, want), got.type) <= ulps -> :ok
+      true -> {:fail, "more than #{ulps} ulp"}
     end
   end
+
+  # How far the host's own value may stray. Nx.BinaryBackend's f64 sigmoid is
+  # 1 / (1 + exp(-x)): libm's exp and two more roundings, up to 3 ulps from the true
+  # value near 0.5 (sigmoid(-7.06e-4) is 2 ulps off); this backend's, correctly rounded,
+  # is checked against mpmath's in native/nx_vulkan/tests/math64.rs.
+  defp host_ulps(:sigmoid, %{type: {:f, 64}}), do: 3
+  defp host_ulps(_op, _want), do: 1
 
   test "random element-wise cases agree with Nx.BinaryBackend" do
     seed = String.to_integer(System.get_env("NX_VULKAN_SWEEP_SEED") || "#{:rand.uniform(1_000_000_000)}")
