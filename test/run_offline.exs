@@ -71,6 +71,7 @@ nx_test_files =
 
 if nx? do
   Code.require_file(Path.join(root, "test/support/nx_helpers.exs"))
+  Code.require_file(Path.join(root, "test/support/sweep.exs"))
   for file <- nx_test_files, do: Code.require_file(file)
 else
   # Without Nx these files cannot even compile (they use Nx structs). Each of their tests

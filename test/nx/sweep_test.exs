@@ -16,11 +16,11 @@ defmodule Nx.Vulkan.SweepTest do
   @moduletag :sweep
   @moduletag timeout: 900_000
 
+  import Nx.Vulkan.Sweep
+
   setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
 
-  @int_types [{:u, 8}, {:u, 16}, {:u, 32}, {:u, 64}, {:s, 8}, {:s, 16}, {:s, 32}, {:s, 64}]
-  @float_types [{:f, 16}, {:bf, 16}, {:f, 32}, {:f, 64}]
-  @types @int_types ++ @float_types
+  @types Nx.Vulkan.Sweep.types()
 
   @exact_unary [:negate, :abs, :sign, :ceil, :floor, :round, :sqrt, :is_nan, :is_infinity]
   @math_unary [:exp, :expm1, :log, :log1p, :sigmoid, :sin, :cos, :tan, :sinh, :cosh, :tanh, :asin] ++
@@ -42,82 +42,7 @@ defmodule Nx.Vulkan.SweepTest do
   defp documented?(op, _, %{type: {:f, 64}}) when op in [:log1p, :expm1, :cbrt], do: true
   defp documented?(_, _, _), do: false
 
-  defp edge_values({:f, _} = t), do: float_edges(t)
-  defp edge_values({:bf, _} = t), do: float_edges(t)
-
-  defp edge_values({s, bits}) do
-    {lo, hi} =
-      if s == :s, do: {-Integer.pow(2, bits - 1), Integer.pow(2, bits - 1) - 1}, else: {0, Integer.pow(2, bits) - 1}
-
-    ([0, 1, -1, 2, 7, lo, hi, lo + 1, hi - 1] ++
-       for(p <- [15, 16, 24, 31, 32, 53, 63], d <- [-1, 0, 1], do: Integer.pow(2, p) + d))
-    |> Enum.filter(&(&1 >= lo and &1 <= hi))
-  end
-
-  defp float_edges(t) do
-    min_sub = Nx.Constants.smallest_positive_normal(t) |> Nx.to_number() |> Kernel./(4)
-    big = Nx.Constants.max_finite(t) |> Nx.to_number()
-
-    [
-      0.0,
-      -0.0,
-      1.0,
-      -1.0,
-      0.5,
-      2.5,
-      -2.5,
-      :nan,
-      :infinity,
-      :neg_infinity,
-      min_sub,
-      -min_sub,
-      big,
-      -big,
-      16_777_217.0,
-      1.0e-3
-    ]
-  end
-
-  defp value(t, rng) do
-    {u, rng} = :rand.uniform_s(rng)
-
-    cond do
-      u < 0.35 ->
-        edges = edge_values(t)
-        {i, rng} = :rand.uniform_s(length(edges), rng)
-        {Enum.at(edges, i - 1), rng}
-
-      match?({k, _} when k in [:f, :bf], t) ->
-        {x, rng} = :rand.normal_s(rng)
-        {e, rng} = :rand.uniform_s(rng)
-        {x * :math.pow(10, Float.round(e * 6 - 3)), rng}
-
-      true ->
-        {s, bits} = t
-        {r, rng} = :rand.uniform_s(Integer.pow(2, min(bits, 60)), rng)
-        {if(s == :s, do: r - Integer.pow(2, min(bits, 60) - 1), else: r - 1), rng}
-    end
-  end
-
-  defp tensor(t, shape, rng) do
-    {vals, rng} = Enum.map_reduce(1..max(Nx.size(shape), 1), rng, fn _, rng -> value(t, rng) end)
-    vals = Enum.take(vals, Nx.size(shape))
-
-    host =
-      cond do
-        shape == {} -> Nx.tensor(hd(vals), type: t)
-        true -> Nx.tensor(vals, type: t) |> Nx.reshape(shape)
-      end
-
-    {host, rng}
-  end
-
   @shapes [{}, {1}, {7}, {3, 5}, {2, 3, 4}]
-
-  defp pick(list, rng) do
-    {i, rng} = :rand.uniform_s(length(list), rng)
-    {Enum.at(list, i - 1), rng}
-  end
 
   # One random case: {label, op, fun of (backend-placed) tensors, host inputs}.
   defp case_for(rng) do
@@ -162,42 +87,12 @@ defmodule Nx.Vulkan.SweepTest do
     end
   end
 
-  defp ulps_apart(a, b, type) do
-    [x, y] = Enum.map([a, b], &Nx.to_flat_list(Nx.bitcast(&1, int_of(type))))
-
-    Enum.zip(x, y)
-    |> Enum.map(fn {p, q} -> abs(order_key(p, type) - order_key(q, type)) end)
-    |> Enum.max(fn -> 0 end)
-  end
-
-  defp int_of({_, bits}), do: {:s, bits}
-
-  # Float bits as integers that order like the floats.
-  defp order_key(i, {_, bits}), do: if(i < 0, do: -Integer.pow(2, bits - 1) - i, else: i)
-
-  defp nan_pattern_only?(a, b) do
-    Nx.to_flat_list(Nx.is_nan(a)) == Nx.to_flat_list(Nx.is_nan(b))
-  end
-
   defp check({op, inputs, fun}) do
     if System.get_env("NX_VULKAN_SWEEP_VERBOSE") in ["1", "true"],
       do: IO.puts("  #{op}(#{Enum.map_join(inputs, ", ", &inspect(&1, limit: 6))})")
 
     # Skipped where the host raises, or takes over 5 s (an integer pow by 2^60 is a bignum).
-    task =
-      Task.async(fn ->
-        try do
-          {:ok, Nx.with_default_backend(Nx.BinaryBackend, fn -> fun.(inputs) end)}
-        rescue
-          _ -> :host_raises
-        end
-      end)
-
-    host =
-      case Task.yield(task, 5_000) || Task.shutdown(task, :brutal_kill) do
-        {:ok, result} -> result
-        _ -> :host_raises
-      end
+    host = on_host(fn -> fun.(inputs) end)
 
     with {:ok, want} <- host do
       got = fun.(Enum.map(inputs, &Nx.backend_transfer(&1, Nx.Vulkan.Backend)))
@@ -305,28 +200,6 @@ defmodule Nx.Vulkan.SweepTest do
 
   defp patch(t, mask, value), do: Nx.select(mask, Nx.as_type(value, t.type), t)
 
-  # The same values where a NaN may carry another payload (Nx writes one NaN; kernels keep
-  # the operand's).
-  defp same_but_nan_payloads?(got, want) do
-    elem(got.type, 0) in [:f, :bf] and nan_pattern_only?(got, want) and
-      Nx.to_binary(Nx.select(Nx.is_nan(got), 0, got)) == Nx.to_binary(Nx.select(Nx.is_nan(want), 0, want))
-  end
-
-  # Up to 3 differing elements: {inputs..., device, host}.
-  defp differing(inputs, got, want) do
-    # (A transposed case's inputs are listed in their own order.)
-    flat = fn t -> if(Nx.rank(t) == 0, do: Nx.broadcast(t, got.shape), else: t) |> Nx.to_flat_list() end
-    bits = fn t -> if elem(t.type, 0) in [:f, :bf], do: Nx.bitcast(t, int_of(t.type)), else: t end
-    [g, w | ins] = Enum.map([got, want | inputs], flat)
-    [gb, wb] = Enum.map([got, want], &flat.(bits.(&1)))
-
-    [gb, wb, g, w | ins]
-    |> Enum.zip()
-    |> Enum.filter(fn t -> elem(t, 0) != elem(t, 1) end)
-    |> Enum.take(3)
-    |> Enum.map(fn t -> {Enum.drop(Tuple.to_list(t), 4), {elem(t, 2), elem(t, 0)}, {elem(t, 3), elem(t, 1)}} end)
-  end
-
   defp within_ulp(op, got, want) do
     ulps = host_ulps(op, want)
 
@@ -346,36 +219,16 @@ defmodule Nx.Vulkan.SweepTest do
   defp host_ulps(_op, _want), do: 1
 
   test "random element-wise cases agree with Nx.BinaryBackend" do
-    seed = String.to_integer(System.get_env("NX_VULKAN_SWEEP_SEED") || "#{:rand.uniform(1_000_000_000)}")
-    seconds = String.to_integer(System.get_env("NX_VULKAN_SWEEP_SECONDS") || "30")
-    deadline = System.monotonic_time(:millisecond) + seconds * 1000
-    rng = :rand.seed_s(:exsss, seed)
-
-    {counts, failures} =
-      Stream.unfold(rng, fn rng -> if System.monotonic_time(:millisecond) < deadline, do: case_for(rng) end)
-      |> Enum.reduce({%{ok: 0, skipped: 0}, []}, fn {op, inputs, _} = c, {counts, failures} ->
-        case check(c) do
-          :ok -> {Map.update!(counts, :ok, &(&1 + 1)), failures}
-          :host_raises -> {Map.update!(counts, :skipped, &(&1 + 1)), failures}
-          {:fail, why, got, want} -> {counts, [{op, inputs, why, got, want} | failures]}
-        end
-      end)
-
-    IO.puts(
-      "sweep: seed #{seed}, #{counts.ok} cases agree, #{counts.skipped} skipped (the host raises), #{length(failures)} differ"
-    )
-
-    for {op, inputs, why, got, _want} <- Enum.reverse(failures) do
-      IO.puts(
-        "  #{op}(#{Enum.map_join(inputs, ", ", &"#{Nx.Type.to_string(&1.type)}#{inspect(&1.shape)}")}) -> #{Nx.Type.to_string(got.type)}: #{why}"
-      )
-    end
-
-    for {op, inputs, why, got, want} <- Enum.reverse(failures) do
-      IO.puts("  #{op} (#{why}): #{Enum.map_join(differing(inputs, got, want), "; ", &inspect/1)}")
-    end
+    {seed, failures} = run("sweep", &case_for/1, &check/1, &describe/1)
 
     assert failures == [],
            "seed #{seed}: #{length(failures)} cases differ (first printed above; NX_VULKAN_SWEEP_SEED=#{seed} replays)"
+  end
+
+  defp describe({{op, inputs, _}, why, got, want}) do
+    types = Enum.map_join(inputs, ", ", &"#{Nx.Type.to_string(&1.type)}#{inspect(&1.shape)}")
+
+    "  #{op}(#{types}) -> #{Nx.Type.to_string(got.type)}: #{why}\n" <>
+      "    #{Enum.map_join(differing(inputs, got, want), "; ", &inspect/1)}"
   end
 end
