@@ -108,7 +108,8 @@ for {compiler, figure, whole?} <- [
     "{\"figure\":\"#{figure}_issue\",\"size\":\"784-128-10 b128\",\"value\":#{median.(issue)},\"unit\":\"us\"," <>
       "\"what\":\"host time to issue one step (no read)\",\"dispatches\":#{per_step.(:dispatches)}," <>
       "\"barriers\":#{per_step.(:barriers)},\"submits\":#{per_step.(:submits)}," <>
-      "\"native_calls\":#{per_step.(:native_calls)},\"program_runs\":#{per_step.(:program_runs)},\"caller\":\"elixir\"}"
+      "\"native_calls\":#{per_step.(:native_calls)},\"program_runs\":#{per_step.(:program_runs)}," <>
+      "\"launch_list_runs\":#{per_step.(:launch_list_runs)},\"caller\":\"elixir\"}"
   )
 
   stats = Nx.Vulkan.fallback_stats()

@@ -82,7 +82,8 @@ defmodule Nx.Vulkan do
   calls retried on a dirty scheduler (`dirty_retries`; `collects` of them after
   collecting the caller's garbage for a large new buffer), spare buffers made ahead of
   need (`spares_created`, see the README's memory notes),
-  `Nx.Vulkan.Compiler`'s program replays (`program_runs`), the compiled functions it
+  `Nx.Vulkan.Compiler`'s program replays (`program_runs`; `launch_list_runs` of them
+  replayed the launches their first run captured instead of deciding each op again), the compiled functions it
   recorded as programs (`programs_recorded`) and its calls that ran op by op
   (`compiled_calls_op_by_op`: functions that read the device while they run or call back
   into Elixir, and calls in the bounds-checked mode).

@@ -10,11 +10,12 @@ use crate::exec_hazards::Hazards;
 use crate::exec_pool::{FencePool, RecyclingAllocator};
 use crate::exec_profile::BatchQueries;
 use crate::exec_progress::{spin_before_blocking, spin_on_fence, wait_fence, Progress};
+use crate::kernels::Push;
 use crate::memory::{Block, StreamOrder};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use vulkano::buffer::{BufferContents, Subbuffer};
+use vulkano::buffer::Subbuffer;
 use vulkano::command_buffer::allocator::CommandBufferAllocator;
 use vulkano::command_buffer::{
     BufferCopy, CommandBuffer, CommandBufferBeginInfo, CommandBufferLevel, CommandBufferUsage,
@@ -345,14 +346,18 @@ impl Stream {
     }
 
     /// Records one compute dispatch with 128 bytes of push constants.
-    pub fn dispatch<P: BufferContents + Copy>(
+    /// Bit `i` of `addr_words` marks words `i` and `i + 1` of `push` as a device address
+    /// (what a recorded launch list patches; see `launch_list`).
+    pub fn dispatch(
         &self,
         pipeline: &Arc<ComputePipeline>,
         layout: &PipelineLayout,
-        push: &P,
+        push: &Push,
+        addr_words: u32,
         groups: [u32; 3],
         accesses: &[Access<'_>],
     ) -> Result<()> {
+        crate::launch_list::note_dispatch(pipeline, push, addr_words, groups, accesses);
         self.dispatches.fetch_add(1, Ordering::Relaxed);
         self.record(accesses, Some(pipeline), |cb| {
             unsafe {
@@ -375,6 +380,7 @@ impl Stream {
         groups: [u32; 3],
         accesses: &[Access<'_>],
     ) -> Result<()> {
+        crate::launch_list::spoil("a kernel bound through a descriptor set");
         self.dispatches.fetch_add(1, Ordering::Relaxed);
         let kept = set.clone();
         self.record(accesses, Some(pipeline), |cb| {
@@ -414,6 +420,7 @@ impl Stream {
         if bytes == 0 {
             return Ok(());
         }
+        crate::launch_list::spoil("a buffer copy");
         let info = CopyBufferInfo {
             regions: vec![BufferCopy {
                 src_offset,
@@ -447,6 +454,7 @@ impl Stream {
                 dst.capacity
             )));
         }
+        crate::launch_list::note_update(dst, data);
         let target = dst.buffer().clone().slice(0..data.len() as u64);
         self.updates.fetch_add(1, Ordering::Relaxed);
         self.record(&[Access::Write(dst)], None, |cb| {

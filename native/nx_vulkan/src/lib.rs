@@ -14,6 +14,7 @@ mod exec_pool;
 pub mod exec_profile;
 mod exec_progress;
 pub mod kernels;
+pub mod launch_list;
 pub mod loader;
 pub mod memory;
 pub mod nonblocking;

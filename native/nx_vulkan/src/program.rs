@@ -6,10 +6,21 @@
 //! the list in one native call: the same `ops::*` code on new tensors, so results are
 //! bit-identical to the op-by-op run. Intermediate tensors are dropped after their last
 //! use, returning their buffers to the pool within the call.
+//!
+//! The first run also captures the launches the ops make (a [`LaunchList`]); later runs
+//! on inputs of the same signature replay those instead of re-deciding each op.
+//! `NX_VULKAN_LAUNCH_LISTS=0` turns that off.
 
 use crate::error::{Error, Result};
+use crate::launch_list::{self, LaunchList};
 use crate::tensor::Tensor;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// Whether programs capture and replay launch lists (`NX_VULKAN_LAUNCH_LISTS=0`: no).
+fn launch_lists() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("NX_VULKAN_LAUNCH_LISTS").map_or(true, |v| v != "0"))
+}
 
 /// An op with its non-tensor arguments bound: operand tensors in, result out.
 pub type OpFn = Arc<dyn Fn(&[Tensor]) -> Result<Tensor> + Send + Sync>;
@@ -43,6 +54,8 @@ pub struct Program {
     /// For each slot, the index of the last instruction that reads it (`None`: no
     /// instruction does, or an output holds it to the end).
     last_use: Vec<Option<usize>>,
+    /// The launches of the first run that finished (`None` inside: not replayable).
+    list: OnceLock<Option<LaunchList>>,
 }
 
 impl Program {
@@ -94,6 +107,7 @@ impl Program {
             outputs,
             slots,
             last_use,
+            list: OnceLock::new(),
         })
     }
 
@@ -112,8 +126,14 @@ impl Program {
         self.instrs.is_empty()
     }
 
-    /// Runs the ops on `inputs` (`None` for an input no op reads: a function's unused
-    /// argument); returns the outputs.
+    /// The launch list its first run captured, if it has one.
+    pub fn launch_list(&self) -> Option<&LaunchList> {
+        self.list.get().and_then(Option::as_ref)
+    }
+
+    /// Runs the program on `inputs` (`None` for an input no op reads: a function's unused
+    /// argument); returns the outputs. Replays the launch list where the inputs fit it;
+    /// the first run captures it.
     pub fn run(&self, inputs: Vec<Option<Tensor>>) -> Result<Vec<Tensor>> {
         if inputs.len() != self.inputs {
             return Err(Error::InvalidArgument(format!(
@@ -122,6 +142,25 @@ impl Program {
                 self.inputs
             )));
         }
+        if !launch_lists() {
+            return self.run_ops(inputs);
+        }
+        match self.list.get() {
+            Some(Some(list)) if list.fits(&inputs) => list.replay(&inputs),
+            Some(_) => self.run_ops(inputs),
+            None => {
+                let kept = inputs.clone();
+                let (outs, commands) = launch_list::capture(|| self.run_ops(inputs));
+                let outs = outs?;
+                let list = commands.and_then(|c| LaunchList::new(&kept, c, &outs));
+                let _ = self.list.set(list);
+                Ok(outs)
+            }
+        }
+    }
+
+    /// Runs the ops one by one.
+    fn run_ops(&self, inputs: Vec<Option<Tensor>>) -> Result<Vec<Tensor>> {
         let mut slots: Vec<Option<Tensor>> = Vec::with_capacity(self.slots);
         slots.extend(inputs);
         slots.resize(self.slots, None);

@@ -232,6 +232,10 @@ impl Tensor {
         if bytes.is_empty() {
             return Ok(());
         }
+        crate::launch_list::host_write(&self.block, || self.write_bytes_now(bytes))
+    }
+
+    fn write_bytes_now(&self, bytes: &[u8]) -> Result<()> {
         let e = engine()?;
         if self.block.host != HostAccess::None {
             e.stream

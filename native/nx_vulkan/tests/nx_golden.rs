@@ -7,9 +7,10 @@
 //! integers and data movement bit for bit, floats within the tolerance of their op class
 //! (`golden::Tol`). Calls the engine cannot run (ops without a kernel, types it does not
 //! store, f64 transcendental math) are skipped and counted by op. The test ends with
-//! `nx-golden: P passed, F failed, U skipped` and fails when F > 0. Every unary and binary
-//! call also runs as a one-instruction recorded program (`nx_vulkan::program`, what
-//! Nx.Vulkan.Compiler replays) and must give the direct op's bytes.
+//! `nx-golden: P passed, F failed, U skipped` and fails when F > 0. Every call also runs
+//! as a one-instruction recorded program (`nx_vulkan::program`, what Nx.Vulkan.Compiler
+//! replays), twice: the second run replays the launch list the first captured, on new
+//! buffers, and must give the direct op's bytes.
 
 mod golden;
 
@@ -20,11 +21,13 @@ use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
 use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::ops::{complex, creation, dot, indexing, scatter, shape, sort};
-use nx_vulkan::program::{Instr, Operand, Program};
+use nx_vulkan::program::{Instr, OpFn, Operand, Program};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn corpus_dir() -> PathBuf {
     match std::env::var("NX_GOLDEN_DIR") {
@@ -33,7 +36,21 @@ fn corpus_dir() -> PathBuf {
     }
 }
 
+thread_local! {
+    /// Tensors standing in for a call's tensor arguments (by the argument's address)
+    /// while it runs as a program's instruction (`as_program`).
+    static GIVEN: RefCell<Vec<(usize, Tensor)>> = const { RefCell::new(Vec::new()) };
+}
+
 fn tensor_arg(a: &Arg) -> Result<Tensor, Skip> {
+    let key = a as *const Arg as usize;
+    let given = GIVEN.with(|g| {
+        let g = g.borrow();
+        g.iter().find(|(k, _)| *k == key).map(|(_, t)| t.clone())
+    });
+    if let Some(t) = given {
+        return Ok(t);
+    }
     match a {
         Arg::Tensor(t) => upload(t),
         other => panic!("expected a tensor argument, got {other:?}"),
@@ -386,37 +403,45 @@ fn run(c: &Call) -> Result<(Tensor, Tol, usize), Skip> {
     }
 }
 
-/// A unary or binary call run as a one-instruction program over input slots (`None` for
-/// other ops).
-fn as_program(c: &Call) -> Option<Result<Tensor, Skip>> {
-    let out_ty = dtype(&c.out.ty).ok()?;
-    let shape = c.out.shape.clone();
-    let op = c.op.as_str();
-    let (run, arity): (nx_vulkan::program::OpFn, usize) = if let Some(b) = BinaryOp::from_name(op) {
-        (
-            std::sync::Arc::new(move |x: &[Tensor]| binary(b, &x[0], &x[1], &shape, out_ty)),
-            2,
-        )
-    } else if let Some(u) = UnaryOp::from_name(op) {
-        (
-            std::sync::Arc::new(move |x: &[Tensor]| unary(u, &x[0], out_ty)),
-            1,
-        )
-    } else {
-        return None;
-    };
-    let inputs: Vec<Tensor> = match (0..arity).map(|i| tensor_arg(&c.args[i])).collect() {
-        Ok(v) => v,
-        Err(e) => return Some(Err(e)),
-    };
+/// The call run as a one-instruction recorded program over its tensor arguments, twice,
+/// on new uploads each time: the first run captures the launches (a launch list), the
+/// second replays them on the new buffers. The second run's result, and whether it
+/// replayed a list (a call that copies buffers or binds descriptor sets runs op by op).
+fn as_program(c: &Call) -> Result<(Tensor, bool), Skip> {
+    let slots: Vec<usize> = (0..c.args.len())
+        .filter(|&i| matches!(c.args[i], Arg::Tensor(_)))
+        .collect();
+    let call = Arc::new(c.clone());
+    let args = slots.clone();
+    let op: OpFn = Arc::new(move |x: &[Tensor]| {
+        let given = args
+            .iter()
+            .zip(x)
+            .map(|(&i, t)| (&call.args[i] as *const Arg as usize, t.clone()))
+            .collect();
+        GIVEN.with(|g| *g.borrow_mut() = given);
+        let r = run(&call);
+        GIVEN.with(|g| g.borrow_mut().clear());
+        r.map(|(t, _, _)| t)
+            .map_err(|Skip::Unsupported(m)| Error::Unsupported(m))
+    });
+    let n = slots.len();
     let instr = Instr {
-        name: op.to_string(),
-        run,
-        operands: (0..arity).map(Operand::Slot).collect(),
-        out: arity,
+        name: c.op.clone(),
+        run: op,
+        operands: (0..n).map(Operand::Slot).collect(),
+        out: n,
     };
-    let program = Program::new(arity, vec![instr], vec![Operand::Slot(arity)]).expect("program");
-    Some(engine(program.run(inputs.into_iter().map(Some).collect())).map(|mut outs| outs.remove(0)))
+    let program = Program::new(n, vec![instr], vec![Operand::Slot(n)]).expect("program");
+    let inputs = || {
+        slots
+            .iter()
+            .map(|&i| tensor_arg(&c.args[i]).map(Some))
+            .collect::<Result<Vec<_>, Skip>>()
+    };
+    engine(program.run(inputs()?))?;
+    let out = engine(program.run(inputs()?))?.remove(0);
+    Ok((out, program.launch_list().is_some()))
 }
 
 #[test]
@@ -433,7 +458,7 @@ fn nx_golden() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    let (mut passed, mut failed, mut skipped, mut programs) = (0usize, 0usize, 0usize, 0usize);
+    let (mut passed, mut failed, mut skipped, mut programs, mut lists) = (0usize, 0, 0, 0, 0);
     let mut skipped_by: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();
     for f in &files {
@@ -462,12 +487,15 @@ fn nx_golden() {
                 Ok((ours, tol, k)) => {
                     let ty = dtype(&want.ty).ok().unwrap();
                     let bytes = ours.to_binary(None).expect("download");
-                    if let Some(Ok(replayed)) = as_program(&c) {
+                    if let Ok((replayed, listed)) = as_program(&c) {
                         programs += 1;
+                        lists += listed as usize;
                         if replayed.to_binary(None).expect("download") != bytes {
                             failed += 1;
-                            failures
-                                .push(format!("#{} {}: the program's bytes differ", c.id, c.op));
+                            failures.push(format!(
+                                "#{} {}: the replayed program's bytes differ",
+                                c.id, c.op
+                            ));
                         }
                     }
                     let shape_ok = ours.shape == want.shape && ours.dtype == ty;
@@ -502,8 +530,15 @@ fn nx_golden() {
         println!("FAIL {f}");
     }
     println!("skipped calls by op: {skipped_by:?}");
-    println!("nx-golden: {passed} passed, {failed} failed, {skipped} skipped; {programs} run again as programs");
+    println!(
+        "nx-golden: {passed} passed, {failed} failed, {skipped} skipped; {programs} run again \
+         as programs, {lists} of them replaying a launch list"
+    );
     assert!(programs > 1000, "only {programs} calls ran as programs");
+    assert!(
+        lists * 10 > programs * 9,
+        "only {lists} of {programs} replayed launch lists"
+    );
     assert_eq!(
         failed,
         0,

@@ -4,9 +4,13 @@
 mod common;
 
 use common::*;
+use nx_vulkan::launch_list;
+use nx_vulkan::ops::creation::{constant, Scalar};
 use nx_vulkan::ops::dot::dot;
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
+use nx_vulkan::ops::sort::sort;
+use nx_vulkan::ops::window::{window_reduce, WindowSpec};
 use nx_vulkan::program::{Instr, OpFn, Operand, Program};
 use nx_vulkan::{DType, Error, Tensor};
 use std::sync::Arc;
@@ -80,6 +84,7 @@ fn a_program_replays_its_ops_on_new_inputs() {
     let bias = upload(&[], DType::F32, &[0.5f32]);
     let p = program(bias.clone());
     assert_eq!((p.inputs(), p.len()), (2, 5));
+    let replays = launch_list::replays();
     for _ in 0..3 {
         let a = upload(&[4, 5], DType::F32, &rng.f32s(20, -2.0, 2.0));
         let b = upload(&[4, 5], DType::F32, &rng.f32s(20, -2.0, 2.0));
@@ -92,6 +97,147 @@ fn a_program_replays_its_ops_on_new_inputs() {
             .collect();
         assert_eq!(got, want);
     }
+    // The first run captured the launches; the next two replayed them.
+    assert!(p.launch_list().is_some_and(|l| !l.is_empty()));
+    assert!(launch_list::replays() >= replays + 2);
+}
+
+fn window_spec() -> WindowSpec {
+    WindowSpec {
+        dims: vec![2, 3],
+        strides: vec![1, 2],
+        padding: vec![(1, 0), (0, 1)],
+        dilations: vec![1, 1],
+    }
+}
+
+/// Ops whose first run writes from the host (a window's geometry table, a small
+/// constant), several launches per op (sort), an integer path, and an output that is
+/// an input's buffer under another shape.
+fn mixed_program() -> Program {
+    let scale: OpFn = Arc::new(|_: &[Tensor]| constant(&[5, 6], DType::F32, Scalar::Float(0.25)));
+    let instrs = vec![
+        instr("constant", scale, vec![], 2),
+        instr(
+            "multiply",
+            Arc::new(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[5, 6], DType::F32)),
+            vec![Operand::Slot(0), Operand::Slot(2)],
+            3,
+        ),
+        instr(
+            "window_max",
+            Arc::new(|x: &[Tensor]| {
+                window_reduce(ReduceOp::Max, &x[0], &window_spec(), DType::F32)
+            }),
+            vec![Operand::Slot(3)],
+            4,
+        ),
+        instr(
+            "sort",
+            Arc::new(|x: &[Tensor]| sort(&x[0], 1, true)),
+            vec![Operand::Slot(4)],
+            5,
+        ),
+        instr(
+            "add",
+            Arc::new(|x: &[Tensor]| binary(BinaryOp::Add, &x[0], &x[0], &[7], DType::S64)),
+            vec![Operand::Slot(1)],
+            6,
+        ),
+        instr(
+            "reshape",
+            Arc::new(|x: &[Tensor]| x[0].reshape(&[6, 5])),
+            vec![Operand::Slot(0)],
+            7,
+        ),
+    ];
+    Program::new(
+        2,
+        instrs,
+        vec![Operand::Slot(5), Operand::Slot(6), Operand::Slot(7)],
+    )
+    .unwrap()
+}
+
+#[test]
+fn replayed_launch_lists_give_the_ops_bytes() {
+    let mut rng = Rng::new(7);
+    let p = mixed_program();
+    for round in 0..4 {
+        let xs = rng.f32s(30, -3.0, 3.0);
+        let a = upload(&[5, 6], DType::F32, &xs);
+        let ints: Vec<i64> = (0..7).map(|i| i * 1_000_000_007 + round).collect();
+        let b = upload(&[7], DType::S64, &ints);
+        let c = constant(&[5, 6], DType::F32, Scalar::Float(0.25)).unwrap();
+        let m = binary(BinaryOp::Multiply, &a, &c, &[5, 6], DType::F32).unwrap();
+        let w = window_reduce(ReduceOp::Max, &m, &window_spec(), DType::F32).unwrap();
+        let want = [
+            sort(&w, 1, true).unwrap().to_bytes().unwrap(),
+            binary(BinaryOp::Add, &b, &b, &[7], DType::S64)
+                .unwrap()
+                .to_bytes()
+                .unwrap(),
+            a.to_bytes().unwrap(),
+        ];
+        let outs = p.run(vec![Some(a.clone()), Some(b)]).unwrap();
+        assert_eq!(outs[2].shape, vec![6, 5]);
+        assert!(std::sync::Arc::ptr_eq(&outs[2].block, &a.block));
+        for (i, (o, w)) in outs.iter().zip(&want).enumerate() {
+            assert_eq!(&o.to_bytes().unwrap(), w, "round {round}, output {i}");
+        }
+        assert!(p.launch_list().is_some(), "round {round}: no launch list");
+    }
+}
+
+#[test]
+fn inputs_of_another_signature_run_op_by_op() {
+    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let p = Program::new(
+        1,
+        vec![instr("exp", exp, vec![Operand::Slot(0)], 1)],
+        vec![Operand::Slot(1)],
+    )
+    .unwrap();
+    // Integers the host wrote carry their magnitude, which picks the kernel's path: a
+    // list captured on small values does not fit large ones.
+    let small = upload(&[3], DType::S32, &[1i32, 2, 3]);
+    let large = upload(&[3], DType::S32, &[1i32 << 30, -7, 3]);
+    let first = p.run(vec![Some(small.clone())]).unwrap();
+    let list = p.launch_list().expect("a list");
+    assert!(list.fits(&[Some(small)]));
+    assert!(!list.fits(&[Some(large.clone())]));
+    let want = unary(UnaryOp::Exp, &large, DType::F32).unwrap();
+    let got = p.run(vec![Some(large)]).unwrap();
+    assert_eq!(got[0].to_bytes().unwrap(), want.to_bytes().unwrap());
+    assert_eq!(first[0].shape, vec![3]);
+}
+
+#[test]
+fn large_intermediates_share_buffers_once_done() {
+    // exp, exp, negate on 16 MiB: the third result may take the first's buffer (the
+    // stream orders its writes after the second launch's reads), the second may not.
+    let op = |u: UnaryOp| -> OpFn { Arc::new(move |x: &[Tensor]| unary(u, &x[0], DType::F32)) };
+    let p = Program::new(
+        1,
+        vec![
+            instr("exp", op(UnaryOp::Exp), vec![Operand::Slot(0)], 1),
+            instr("exp", op(UnaryOp::Exp), vec![Operand::Slot(1)], 2),
+            instr("negate", op(UnaryOp::Negate), vec![Operand::Slot(2)], 3),
+        ],
+        vec![Operand::Slot(3)],
+    )
+    .unwrap();
+    let n = 4 << 20;
+    let mut rng = Rng::new(3);
+    for _ in 0..2 {
+        let a = upload(&[n], DType::F32, &rng.f32s(n, -1.0, 1.0));
+        let e1 = unary(UnaryOp::Exp, &a, DType::F32).unwrap();
+        let e2 = unary(UnaryOp::Exp, &e1, DType::F32).unwrap();
+        let want = unary(UnaryOp::Negate, &e2, DType::F32).unwrap();
+        let got = p.run(vec![Some(a)]).unwrap();
+        assert_eq!(got[0].to_bytes().unwrap(), want.to_bytes().unwrap());
+    }
+    assert_eq!(p.launch_list().expect("a list").buffers(), 2);
 }
 
 #[test]

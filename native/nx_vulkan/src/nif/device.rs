@@ -133,6 +133,10 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
         ("pipelines", e.kernels.built().encode(env)),
         ("native_calls", calls.encode(env)),
         ("program_runs", runs.encode(env)),
+        (
+            "launch_list_runs",
+            crate::launch_list::replays().encode(env),
+        ),
         ("dirty_retries", retries.encode(env)),
         ("collects", collects.encode(env)),
         ("spares_created", m.spares.encode(env)),

@@ -360,12 +360,9 @@ fn launch_products(
         let nb = (batch - b0).min(per_launch);
         let k1 = (k0 + K_CHUNK).min(k);
         let push = PushWords::new()
-            .u((target.block.addr + (b0 * m * n) as u64 * elem) as u32)
-            .u(((target.block.addr + (b0 * m * n) as u64 * elem) >> 32) as u32)
-            .u((la.block.addr + (b0 * m * k) as u64 * asz) as u32)
-            .u(((la.block.addr + (b0 * m * k) as u64 * asz) >> 32) as u32)
-            .u((lb.block.addr + (b0 * k * n) as u64 * bsz) as u32)
-            .u(((lb.block.addr + (b0 * k * n) as u64 * bsz) >> 32) as u32)
+            .addr_at(&target.block, (b0 * m * n) as u64 * elem)
+            .addr_at(&la.block, (b0 * m * k) as u64 * asz)
+            .addr_at(&lb.block, (b0 * k * n) as u64 * bsz)
             .u(u32_of(m, "rows")?)
             .u(u32_of(n, "columns")?)
             .u(u32_of(k, "contracted size")?)

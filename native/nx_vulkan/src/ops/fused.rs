@@ -198,6 +198,7 @@ pub fn fused(program: &FusedProgram, inputs: &[&Tensor]) -> Result<Tensor> {
         &pipeline,
         e.kernels.layout(),
         push.words(),
+        push.addr_words(),
         groups,
         &accesses,
     )?;

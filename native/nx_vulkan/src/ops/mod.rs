@@ -192,10 +192,14 @@ pub(crate) fn subnormal_safe_accumulator(c: Compute) -> Compute {
     }
 }
 
-/// Push-constant builder: words in the order the shader's block declares them.
+/// Push-constant builder: words in the order the shader's block declares them. It notes
+/// which words hold buffer addresses, so that a recorded launch can be replayed on other
+/// buffers (see `crate::launch_list`).
 pub(crate) struct PushWords {
     words: Push,
     len: usize,
+    /// Bit `i` set: words `i` and `i + 1` hold a device address (low word first).
+    addr_words: u32,
 }
 
 impl PushWords {
@@ -203,11 +207,19 @@ impl PushWords {
         PushWords {
             words: [0; 32],
             len: 0,
+            addr_words: 0,
         }
     }
-    pub(crate) fn addr(mut self, block: &Block) -> Self {
-        self.words[self.len] = block.addr as u32;
-        self.words[self.len + 1] = (block.addr >> 32) as u32;
+    /// The address of `block`'s byte 0, as two words.
+    pub(crate) fn addr(self, block: &Block) -> Self {
+        self.addr_at(block, 0)
+    }
+    /// The address of `block`'s byte `offset`, as two words.
+    pub(crate) fn addr_at(mut self, block: &Block, offset: u64) -> Self {
+        let a = block.addr + offset;
+        self.addr_words |= 1 << self.len;
+        self.words[self.len] = a as u32;
+        self.words[self.len + 1] = (a >> 32) as u32;
         self.len += 2;
         self
     }
@@ -235,6 +247,10 @@ impl PushWords {
     pub(crate) fn words(&self) -> &Push {
         &self.words
     }
+    /// Which words start an address (bit `i`: words `i`, `i + 1`).
+    pub(crate) fn addr_words(&self) -> u32 {
+        self.addr_words
+    }
 }
 
 /// Records one launch of a build-time kernel specialised with `spec` (the kernel's
@@ -252,6 +268,7 @@ pub(crate) fn launch(
         &pipeline,
         e.kernels.layout(),
         push.words(),
+        push.addr_words(),
         groups,
         accesses,
     )
