@@ -8,9 +8,10 @@
 //! in-stream update with its bytes. Later runs with inputs of the same signature replay
 //! the list ([`LaunchList::replay`]): one new buffer per intermediate and output (from
 //! the pool, allocated before anything is recorded), the addresses patched into the push
-//! words, and the commands recorded in order through the same stream, whose hazard
-//! tracking places the barriers as for the op-by-op run. The commands are the same, so
-//! the results are bit-identical to the program's ops.
+//! words, and the commands recorded through the same stream, whose hazard tracking
+//! places the barriers, in dependency-level order (`by_level`: a barrier only where a
+//! level begins). The commands are the same and every dependency keeps its order, so the
+//! results are bit-identical to the program's ops.
 //!
 //! Each captured block is an input, a block the list writes before reading it (a new
 //! one per replay), or a block it only reads (a constant the program holds, or a table
@@ -271,6 +272,52 @@ fn share_large_buffers(
     (buffers, taken)
 }
 
+/// `commands` in dependency-level order, stably: a command's level is one more than that
+/// of the latest command it must follow (it reads what that one writes, or writes what
+/// that one reads or writes; blocks sharing a buffer count as one). Commands of one level
+/// are independent, so the stream's hazard tracking puts a barrier only where a level
+/// begins, where the program's order may interleave independent chains and need one
+/// between every pair.
+fn by_level(blocks: &[Source], fresh: &[usize], commands: Vec<Command>) -> Vec<Command> {
+    let buffers = fresh.iter().map(|&b| b + 1).max().unwrap_or(0);
+    let resource = |b: usize| match blocks[b] {
+        Source::Fresh(f) => fresh[f],
+        _ => buffers + b,
+    };
+    let mut written: HashMap<usize, usize> = HashMap::new();
+    let mut read: HashMap<usize, usize> = HashMap::new();
+    let mut levels = Vec::with_capacity(commands.len());
+    for c in &commands {
+        let accesses: Vec<(usize, bool)> = match c {
+            Command::Dispatch { accesses, .. } => accesses.clone(),
+            Command::Update { block, .. } => vec![(*block, true)],
+        };
+        let mut level = 0;
+        for &(b, w) in &accesses {
+            let r = resource(b);
+            if let Some(&l) = written.get(&r) {
+                level = level.max(l + 1);
+            }
+            if let (true, Some(&l)) = (w, read.get(&r)) {
+                level = level.max(l + 1);
+            }
+        }
+        for &(b, w) in &accesses {
+            let r = resource(b);
+            if w {
+                written.insert(r, level);
+            } else {
+                let l = read.entry(r).or_insert(level);
+                *l = (*l).max(level);
+            }
+        }
+        levels.push(level);
+    }
+    let mut order: Vec<(usize, Command)> = levels.into_iter().zip(commands).collect();
+    order.sort_by_key(|(level, _)| *level);
+    order.into_iter().map(|(_, c)| c).collect()
+}
+
 /// Launch-list replays since start (for `Nx.Vulkan.stats/0` and tests).
 static REPLAYS: AtomicU64 = AtomicU64::new(0);
 
@@ -380,6 +427,7 @@ impl LaunchList {
             })
             .collect();
         let (buffers, fresh) = share_large_buffers(&blocks, &fresh, &list, &outputs);
+        let list = by_level(&blocks, &fresh, list);
         Some(LaunchList {
             inputs: inputs
                 .iter()
