@@ -35,8 +35,10 @@ T combine(uint op, T a, T b) {
     case R_SUM: return a + b;
     case R_PRODUCT: return a * b;
 #if defined(IS_FLOAT)
-    case R_MAX: return (isnan(a) || (!isnan(b) && T_LESS(b, a))) ? a : b;
-    case R_MIN: return (isnan(a) || (!isnan(b) && T_LESS(a, b))) ? a : b;
+    // `a` comes first: it stays on a tie (0.0 and -0.0), as Nx.BinaryBackend's fold keeps
+    // its accumulator; the first NaN stays.
+    case R_MAX: return (isnan(a) || (!isnan(b) && !T_LESS(a, b))) ? a : b;
+    case R_MIN: return (isnan(a) || (!isnan(b) && !T_LESS(b, a))) ? a : b;
 #else
     case R_MAX: return max(a, b);
     case R_MIN: return min(a, b);
@@ -48,3 +50,33 @@ T combine(uint op, T a, T b) {
     return a;
 }
 
+
+// Float max/min folded by several threads: the value with the index it came from, so that
+// partials from threads that read strided elements combine as a left-to-right fold would:
+// NaN first, then the larger (smaller) value, then on a tie (0.0 and -0.0) the earlier one.
+bool needs_index(uint op) {
+#if defined(IS_FLOAT)
+    return op == R_MAX || op == R_MIN;
+#else
+    return false;
+#endif
+}
+
+void combine_at(uint op, inout T a, inout uint ka, T b, uint kb) {
+#if defined(IS_FLOAT)
+    bool take_b;
+    if (isnan(a) || isnan(b)) {
+        take_b = isnan(b) && (!isnan(a) || kb < ka);
+    } else if (op == R_MIN) {
+        take_b = T_LESS(b, a) || (!T_LESS(a, b) && kb < ka);
+    } else {
+        take_b = T_LESS(a, b) || (!T_LESS(b, a) && kb < ka);
+    }
+    if (take_b) {
+        a = b;
+        ka = kb;
+    }
+#else
+    a = combine(op, a, b);
+#endif
+}

@@ -128,7 +128,9 @@ void main() {
                 off += c * scale;
                 scale *= int(in_dim);
             }
-            if (inside) acc = combine(op, acc, load_elem(pc.in_addr, in_ty, uint(off)));
+            // The element first: on a tie (0.0 and -0.0) the later one wins, as
+            // Nx.BinaryBackend's window fold (`max(x, acc)`) keeps the new element.
+            if (inside) acc = combine(op, load_elem(pc.in_addr, in_ty, uint(off)), acc);
         }
         store_elem(pc.out_addr, out_ty, i, acc);
     }

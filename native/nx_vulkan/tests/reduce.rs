@@ -347,6 +347,69 @@ fn nan_propagates_through_max_and_min() {
     }
 }
 
+#[test]
+fn zero_ties_go_to_the_first_zero() {
+    // max and min of rows whose extreme is zero in both signs: the first of them wins, as
+    // Nx.BinaryBackend's left fold keeps its accumulator on a tie. Rows of 7 (a thread
+    // each), 1,000 (threads read strided elements) and 20,000 (two passes), each sign
+    // first somewhere; f32 and f64 (both the f32 path and the f64 one).
+    for len in [7usize, 1_000, 20_000] {
+        let rows = 6;
+        let mut x = vec![1.5f64; rows * len];
+        for r in 0..rows {
+            // Everything positive for min, negative for max, then the zeros.
+            let first = (r * 131 + 3) % len;
+            let second = (first + 1 + r * 37) % len;
+            for k in 0..len {
+                x[r * len + k] = if r % 2 == 0 {
+                    1.5 + k as f64
+                } else {
+                    -1.5 - k as f64
+                };
+            }
+            let (a, b) = if r < 3 { (0.0, -0.0) } else { (-0.0, 0.0) };
+            x[r * len + first.min(second)] = a;
+            if first != second {
+                x[r * len + first.max(second)] = b;
+            }
+        }
+        for dtype in [DType::F32, DType::F64] {
+            let t = if dtype == DType::F32 {
+                upload(
+                    &[rows, len],
+                    dtype,
+                    &x.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+                )
+            } else {
+                upload(&[rows, len], dtype, &x)
+            };
+            for op in [Max, Min] {
+                let got = reduce(op, &t, Some(&[1]), false, dtype)
+                    .unwrap()
+                    .to_bytes()
+                    .unwrap();
+                let width = dtype.size();
+                for r in 0..rows {
+                    // Rows of positives reduce by min to their first zero; negatives by max.
+                    if (op == Min) != (r % 2 == 0) {
+                        continue;
+                    }
+                    let first_zero = x[r * len..(r + 1) * len]
+                        .iter()
+                        .find(|v| **v == 0.0)
+                        .unwrap();
+                    let negative = got[r * width + width - 1] & 0x80 != 0;
+                    assert_eq!(
+                        negative,
+                        first_zero.is_sign_negative(),
+                        "{op:?} {dtype:?} len {len} row {r}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// argmax / argmin reference: a NaN wins over every number for both (as Nx 0.13's
 /// argmin([2.0, NaN, 4.0]) == 1 shows) and the last of several NaNs wins whatever the tie
 /// break (Nx.BinaryBackend: argmax([NaN, 3.0, NaN, 1.0]) == 2); ties go to the lowest

@@ -370,3 +370,17 @@ fn window_scatter_picks_the_last_extreme_and_skips_padding() {
     );
     assert!(matches!(bad, Err(Error::InvalidArgument(_))));
 }
+
+#[test]
+fn zero_ties_go_to_the_later_element() {
+    // Nx.BinaryBackend folds a window as `max(x, acc)`: on a tie of 0.0 and -0.0 the later
+    // element wins (a reduction's fold keeps the earlier: tests/reduce.rs).
+    let x = [0.0f32, -0.0, 0.0, -0.0];
+    let t = upload(&[4], DType::F32, &x);
+    let s = spec(&[2], &[1], &[(0, 0)], &[1]);
+    for op in [ReduceOp::Max, ReduceOp::Min] {
+        let got: Vec<f32> = download(&window_reduce(op, &t, &s, DType::F32).unwrap());
+        let signs: Vec<bool> = got.iter().map(|v| v.is_sign_negative()).collect();
+        assert_eq!(signs, [true, false, true], "{op:?}: {got:?}");
+    }
+}
