@@ -34,7 +34,7 @@ pub fn engine() -> Result<&'static Engine> {
                 &gpu.device,
                 gpu.info.host_visible_device_memory,
                 order.clone(),
-            );
+            )?;
             let stream = Stream::new(gpu.queue.clone(), order, gpu.info.device_type == "cpu")?;
             let kernels = Kernels::new(gpu.device.clone())?;
             Ok(Engine {

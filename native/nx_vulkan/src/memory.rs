@@ -201,6 +201,47 @@ pub struct Memory {
     /// Live plus pooled bytes beyond which no spare is made (half the largest heap).
     spare_budget: u64,
     spares_created: AtomicU64,
+    /// The most bytes of buffers the engine holds (`NX_VULKAN_MEMORY_LIMIT`; else none).
+    limit: Option<u64>,
+}
+
+/// The engine's memory limit from `NX_VULKAN_MEMORY_LIMIT`: bytes (`1073741824`), with a
+/// binary suffix (`512M`, `2G`, `64K`), or a fraction of the largest heap (`0.8`).
+/// `None` where unset; an unreadable value is an error naming it.
+pub fn memory_limit(value: Option<&str>, heap: u64) -> Result<Option<u64>> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let bad = || {
+        Error::InvalidArgument(format!(
+            "NX_VULKAN_MEMORY_LIMIT={v:?}: give bytes (1073741824), a size with K, M or G \
+             (512M), or a fraction of the device's memory (0.8)"
+        ))
+    };
+    if v.contains('.') {
+        let f: f64 = v.parse().map_err(|_| bad())?;
+        return if f > 0.0 && f <= 1.0 {
+            Ok(Some((heap as f64 * f) as u64))
+        } else {
+            Err(bad())
+        };
+    }
+    let (digits, unit) = match v.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&v[..i], c.to_ascii_uppercase()),
+        _ => (v, 'B'),
+    };
+    let shift = match unit {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        _ => return Err(bad()),
+    };
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    match n.checked_mul(1 << shift) {
+        Some(b) if b > 0 => Ok(Some(b)),
+        _ => Err(bad()),
+    }
 }
 
 /// Rounds a request up to its size class: 4 classes per power of two, at least 256 bytes,
@@ -221,7 +262,7 @@ impl Memory {
         device: &Arc<Device>,
         host_visible_device_memory: bool,
         order: Arc<StreamOrder>,
-    ) -> Memory {
+    ) -> Result<Memory> {
         let allocator = Arc::new(StandardMemoryAllocator::new_default(device.clone()));
         let tensor_filter = if host_visible_device_memory {
             MemoryTypeFilter {
@@ -242,7 +283,11 @@ impl Memory {
             .map(|h| h.size)
             .max()
             .unwrap_or(1 << 30);
-        Memory {
+        let limit = memory_limit(
+            std::env::var("NX_VULKAN_MEMORY_LIMIT").ok().as_deref(),
+            heap,
+        )?;
+        Ok(Memory {
             allocator,
             tensor_filter,
             pools: [Mutex::default(), Mutex::default()],
@@ -254,9 +299,15 @@ impl Memory {
             reused: AtomicU64::new(0),
             spares: Mutex::default(),
             spares_on: std::env::var("NX_VULKAN_SPARES").map_or(true, |v| v != "0"),
-            spare_budget: heap / 2,
+            spare_budget: limit.map_or(heap, |l| l.min(heap)) / 2,
             spares_created: AtomicU64::new(0),
-        }
+            limit,
+        })
+    }
+
+    /// The memory limit, if one is set (`NX_VULKAN_MEMORY_LIMIT`).
+    pub fn limit(&self) -> Option<u64> {
+        self.limit
     }
 
     fn pool(&self, kind: Kind) -> &Mutex<PoolState> {
@@ -406,6 +457,24 @@ impl Memory {
     }
 
     fn create(&self, kind: Kind, class: u64, purpose: Use) -> Result<Pooled> {
+        if let Some(limit) = self.limit {
+            // Idle pooled buffers go first; then the request fails as the driver's own
+            // exhaustion does (`alloc` waits for the GPU, frees every idle buffer, and
+            // tries once more before the error reaches the caller).
+            let s = self.stats();
+            if s.live_bytes + s.pooled_bytes + class > limit {
+                self.trim(limit.saturating_sub(s.live_bytes + class));
+            }
+            let s = self.stats();
+            if s.live_bytes + s.pooled_bytes + class > limit {
+                return Err(Error::OutOfMemory(format!(
+                    "a {class}-byte buffer would take the engine past its memory limit of \
+                     {limit} bytes (NX_VULKAN_MEMORY_LIMIT): live tensors hold {} bytes, \
+                     the pool {} idle",
+                    s.live_bytes, s.pooled_bytes
+                )));
+            }
+        }
         let filter = match kind {
             // Where no device-only memory type exists (lavapipe, unified memory), the
             // filter still picks the host-visible one.
