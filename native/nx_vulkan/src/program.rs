@@ -148,15 +148,49 @@ impl Program {
         match self.list.get() {
             Some(Some(list)) if list.fits(&inputs) => list.replay(&inputs),
             Some(_) => self.run_ops(inputs),
+            None if self.holds_an_input(&inputs) => {
+                // A constant the program holds is also an argument: a list could not tell
+                // the two apart on later calls.
+                let _ = self.list.set(None);
+                self.run_ops(inputs)
+            }
             None => {
                 let kept = inputs.clone();
                 let (outs, commands) = launch_list::capture(|| self.run_ops(inputs));
-                let outs = outs?;
-                let list = commands.and_then(|c| LaunchList::new(&kept, c, &outs));
-                let _ = self.list.set(list);
-                Ok(outs)
+                match outs {
+                    Ok(outs) => {
+                        let list = commands.and_then(|c| LaunchList::new(&kept, c, &outs));
+                        let _ = self.list.set(list);
+                        Ok(outs)
+                    }
+                    // The capture keeps every intermediate until the run ends: where that
+                    // is more memory than there is, the program runs op by op (freeing
+                    // each intermediate after its last use), without a list.
+                    Err(Error::OutOfMemory(_)) => {
+                        drop(commands);
+                        let _ = self.list.set(None);
+                        self.run_ops(kept)
+                    }
+                    Err(e) => Err(e),
+                }
             }
         }
+    }
+
+    /// Whether a tensor the program holds (a pinned operand or output) shares a buffer
+    /// with one of `inputs`.
+    fn holds_an_input(&self, inputs: &[Option<Tensor>]) -> bool {
+        let held = self
+            .instrs
+            .iter()
+            .flat_map(|i| i.operands.iter())
+            .chain(self.outputs.iter())
+            .filter_map(|o| match o {
+                Operand::Pinned(t) => Some(&t.block),
+                Operand::Slot(_) => None,
+            });
+        held.into_iter()
+            .any(|b| inputs.iter().flatten().any(|t| Arc::ptr_eq(&t.block, b)))
     }
 
     /// Runs the ops one by one.

@@ -278,6 +278,9 @@ impl Tensor {
             return Ok(());
         }
         crate::nonblocking::host_copy(n as usize)?;
+        // An op that reads data on the host decides something from it (a singular matrix,
+        // a complex tensor's imaginary parts): a replayed launch list would skip that.
+        crate::launch_list::spoil("a host read of a tensor's data");
         let e = engine()?;
         let direct = match self.block.host {
             HostAccess::Cached => true,

@@ -8,7 +8,9 @@ mod common;
 use common::*;
 use nx_vulkan::memory::memory_limit;
 use nx_vulkan::ops::elementwise::{unary, UnaryOp};
+use nx_vulkan::program::{Instr, OpFn, Operand, Program};
 use nx_vulkan::{engine, DType, Error, Tensor};
+use std::sync::Arc;
 
 #[test]
 fn limits_are_read_as_bytes_sizes_or_fractions() {
@@ -71,4 +73,26 @@ fn allocating_past_the_limit_is_an_error_and_the_engine_recovers() {
         .map(|_| Tensor::empty(&[n], DType::F32).unwrap())
         .collect();
     assert_eq!(again.len(), 6);
+    drop(again);
+    // A program whose first run, capturing its launches, would hold all nine 32 MiB
+    // intermediates at once runs op by op instead (a few at a time), without a list.
+    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let instrs = (0..9)
+        .map(|i| Instr {
+            name: "exp".into(),
+            run: exp.clone(),
+            operands: vec![Operand::Slot(i)],
+            out: i + 1,
+        })
+        .collect();
+    let p = Program::new(1, instrs, vec![Operand::Slot(9)]).unwrap();
+    let a = upload(&[n], DType::F32, &vec![-30.0f32; n]);
+    let out = p.run(vec![Some(a)]).unwrap();
+    assert!(p.launch_list().is_none());
+    let got: Vec<f32> = download(&out[0]);
+    let mut t = upload(&[4], DType::F32, &[-30.0f32; 4]);
+    for _ in 0..9 {
+        t = unary(UnaryOp::Exp, &t, DType::F32).unwrap();
+    }
+    assert_eq!(got[0], download::<f32>(&t)[0]);
 }

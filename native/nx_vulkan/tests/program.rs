@@ -241,6 +241,62 @@ fn large_intermediates_share_buffers_once_done() {
 }
 
 #[test]
+fn a_constant_passed_as_an_argument_gets_no_list() {
+    // out = x * w with w held by the program; the first call passes w itself as x.
+    let w = upload(&[3], DType::F32, &[2.0f32, 3.0, 4.0]);
+    let mul: OpFn =
+        Arc::new(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[3], DType::F32));
+    let p = Program::new(
+        1,
+        vec![instr(
+            "multiply",
+            mul,
+            vec![Operand::Slot(0), Operand::Pinned(w.clone())],
+            1,
+        )],
+        vec![Operand::Slot(1)],
+    )
+    .unwrap();
+    let first: Vec<f32> = download(&p.run(vec![Some(w.clone())]).unwrap()[0]);
+    assert_eq!(first, [4.0, 9.0, 16.0]);
+    assert!(p.launch_list().is_none());
+    let y = upload(&[3], DType::F32, &[1.0f32, 1.0, 1.0]);
+    let got: Vec<f32> = download(&p.run(vec![Some(y)]).unwrap()[0]);
+    assert_eq!(got, [2.0, 3.0, 4.0]);
+}
+
+#[test]
+fn an_op_that_reads_data_on_the_host_gets_no_list() {
+    // An op that decides from its input's values (as triangular_solve's singularity check
+    // does) must run again on every call.
+    let check: OpFn = Arc::new(|x: &[Tensor]| {
+        let first: Vec<f32> = download(&x[0]);
+        if first[0] == 0.0 {
+            Err(Error::InvalidArgument("leading zero".into()))
+        } else {
+            unary(UnaryOp::Negate, &x[0], DType::F32)
+        }
+    });
+    let p = Program::new(
+        1,
+        vec![instr("check", check, vec![Operand::Slot(0)], 1)],
+        vec![Operand::Slot(1)],
+    )
+    .unwrap();
+    let ok = upload(&[2], DType::F32, &[1.0f32, 2.0]);
+    assert_eq!(
+        download::<f32>(&p.run(vec![Some(ok)]).unwrap()[0]),
+        [-1.0, -2.0]
+    );
+    assert!(p.launch_list().is_none());
+    let bad = upload(&[2], DType::F32, &[0.0f32, 2.0]);
+    assert!(matches!(
+        p.run(vec![Some(bad)]),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
 fn malformed_programs_and_calls_are_refused() {
     let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
     // Reads slot 2 before it is written.
