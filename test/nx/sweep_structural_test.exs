@@ -227,8 +227,10 @@ defmodule Nx.Vulkan.SweepStructuralTest do
           do: Nx.abs(w),
           else: fun.(Enum.map(inputs, &Nx.abs/1)) |> Nx.as_type(:f64)
 
-      tiny = Nx.Constants.smallest_positive_normal(want.type) |> Nx.to_number()
-      limit = Nx.add(Nx.multiply(scale, 2 * terms * eps), tiny)
+      # (As f64 tensors: a bare number is an f32 constant, where the smallest f64 normal
+      # is 0.)
+      tiny = Nx.Constants.smallest_positive_normal(want.type) |> Nx.as_type(:f64)
+      limit = Nx.add(Nx.multiply(scale, Nx.tensor(2 * terms * eps, type: :f64)), tiny)
       finite = Nx.logical_not(Nx.logical_or(Nx.is_nan(w), Nx.is_infinity(w)))
       close = Nx.less_equal(Nx.abs(Nx.subtract(g, w)), limit)
       same_special = Nx.logical_or(Nx.equal(g, w), Nx.logical_and(Nx.is_nan(g), Nx.is_nan(w)))
