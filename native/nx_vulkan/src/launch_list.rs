@@ -178,6 +178,17 @@ enum Command {
     },
 }
 
+impl Command {
+    /// The blocks it touches, each with whether it writes it.
+    fn accesses(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        let (dispatch, update) = match self {
+            Command::Dispatch { accesses, .. } => (accesses.as_slice(), None),
+            Command::Update { block, .. } => (&[][..], Some((*block, true))),
+        };
+        dispatch.iter().copied().chain(update)
+    }
+}
+
 /// The signature of an input a list was captured with.
 #[derive(PartialEq, Eq)]
 struct InputSig {
@@ -239,12 +250,7 @@ fn share_large_buffers(
         }
     };
     for (at, c) in commands.iter().enumerate() {
-        match c {
-            Command::Dispatch { accesses, .. } => {
-                accesses.iter().for_each(|&(b, _)| touch(b, at));
-            }
-            Command::Update { block, .. } => touch(*block, at),
-        }
+        c.accesses().for_each(|(b, _)| touch(b, at));
     }
     outputs.iter().for_each(|o| touch(o.block, usize::MAX));
     let mut order: Vec<usize> = (0..fresh.len()).collect();
@@ -288,12 +294,8 @@ fn by_level(blocks: &[Source], fresh: &[usize], commands: Vec<Command>) -> Vec<C
     let mut read: HashMap<usize, usize> = HashMap::new();
     let mut levels = Vec::with_capacity(commands.len());
     for c in &commands {
-        let accesses: Vec<(usize, bool)> = match c {
-            Command::Dispatch { accesses, .. } => accesses.clone(),
-            Command::Update { block, .. } => vec![(*block, true)],
-        };
         let mut level = 0;
-        for &(b, w) in &accesses {
+        for (b, w) in c.accesses() {
             let r = resource(b);
             if let Some(&l) = written.get(&r) {
                 level = level.max(l + 1);
@@ -302,7 +304,7 @@ fn by_level(blocks: &[Source], fresh: &[usize], commands: Vec<Command>) -> Vec<C
                 level = level.max(l + 1);
             }
         }
-        for &(b, w) in &accesses {
+        for (b, w) in c.accesses() {
             let r = resource(b);
             if w {
                 written.insert(r, level);
