@@ -23,6 +23,7 @@ defmodule Nx.Vulkan.SweepStructuralTest do
   # (the host accumulates in f64, kernels in the type or f32: an overflow of a partial sum
   # is the accumulation's choice, not a wrong result).
   @accumulating [:sum, :product, :cumulative_sum, :cumulative_product, :window_sum, :window_product, :dot]
+  @multiplying [:product, :cumulative_product, :window_product]
 
   defp case_for(rng) do
     {family, rng} =
@@ -165,15 +166,26 @@ defmodule Nx.Vulkan.SweepStructuralTest do
 
   # Values for `op`: accumulating float ops leave out the type's extremes.
   defp values(op, t, shape, rng) do
-    if op in @accumulating and float?(t),
-      do: tensor_of(t, shape, rng, &tame/2),
-      else: tensor(t, shape, rng)
+    cond do
+      not (op in @accumulating and float?(t)) -> tensor(t, shape, rng)
+      op in @multiplying -> tensor_of(t, shape, rng, &tame(&1, &2, true))
+      true -> tensor_of(t, shape, rng, &tame(&1, &2, false))
+    end
   end
 
-  defp tame(t, rng) do
+  # Products also leave out subnormals: two of them underflow to 0 in one order of
+  # multiplication and not in another, and 0 times an infinity is NaN (seed 83666652's
+  # product with -inf and two subnormals: NaN here, inf on the host's left fold).
+  defp tame(t, rng, no_subnormals?) do
     {v, rng} = value(t, rng)
     big = Nx.Constants.max_finite(t) |> Nx.to_number()
-    if is_float(v) and abs(v) > big / 1024, do: {1.5, rng}, else: {v, rng}
+    normal = Nx.Constants.smallest_positive_normal(t) |> Nx.to_number()
+
+    cond do
+      is_float(v) and abs(v) > big / 1024 -> {1.5, rng}
+      no_subnormals? and is_float(v) and v != 0 and abs(v) < normal -> {1.5, rng}
+      true -> {v, rng}
+    end
   end
 
   defp axes({}, rng), do: {nil, rng}
@@ -223,7 +235,7 @@ defmodule Nx.Vulkan.SweepStructuralTest do
       [g, w] = Enum.map([got, want], &Nx.as_type(&1, :f64))
 
       scale =
-        if op in [:product, :cumulative_product, :window_product],
+        if op in @multiplying,
           do: Nx.abs(w),
           else: fun.(Enum.map(inputs, &Nx.abs/1)) |> Nx.as_type(:f64)
 
