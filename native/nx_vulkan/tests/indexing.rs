@@ -125,6 +125,17 @@ fn clip_follows_binary_backend() {
     assert_eq!(got, vec![-2, -1, 3, 3]);
 }
 
+#[test]
+fn clip_orders_values_before_they_round_to_the_result_type() {
+    // bf16 -2.94e-39 and -1e-39 (subnormal) are below 0.0 but round to f16 -0.0; Nx
+    // compares the values and keeps them, so their sign survives: -0.0, not max's +0.0.
+    let x = upload(&[4], DType::BF16, &[0x8020u16, 0x000b, 0x800b, 0x4000]);
+    let lo = upload(&[], DType::F16, &[0xbc00u16]); // -1.0
+    let hi = upload(&[], DType::F16, &[0x0000u16]); // +0.0
+    let got: Vec<u16> = download(&clip(&x, &lo, &hi, DType::F16).unwrap());
+    assert_eq!(got, vec![0x8000, 0x0000, 0x8000, 0x0000]);
+}
+
 /// CPU gather with clamped indices.
 fn gather_ref<T: Elem>(t: &[T], shape: &[usize], idx: &[i64], k: usize, axes: &[usize]) -> Vec<T> {
     let other: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();

@@ -96,9 +96,10 @@ pub fn clip(t: &Tensor, min: &Tensor, max: &Tensor, out_type: DType) -> Result<T
     let shape = t.shape.clone();
     let above = binary(BinaryOp::Greater, t, min, &shape, DType::U8)?;
     let low = select(&above, t, min, &shape, out_type)?;
-    let below = if out_type != DType::U64 && [t, min, max].iter().any(|x| x.dtype == DType::U64) {
-        // A u64 value at or above 2^63 is negative in the signed result type, so `low`
-        // no longer orders as the value did: compare the operand that `low` took instead.
+    let below = if [t, min, max].iter().any(|x| x.dtype != out_type) {
+        // `low` in the result type may no longer order as the value did (a u64 at or
+        // above 2^63 is negative in a signed type; a subnormal bf16 below 0 rounds to
+        // -0.0 in f16, which is not below 0.0): compare the operand that `low` took.
         let t_below = binary(BinaryOp::Less, t, max, &shape, DType::U8)?;
         let min_below = binary(BinaryOp::Less, min, max, &shape, DType::U8)?;
         select(&above, &t_below, &min_below, &shape, DType::U8)?
