@@ -16,6 +16,8 @@ use nx_vulkan::ops::shape::transpose;
 use nx_vulkan::{engine, DType, Tensor};
 use std::time::Instant;
 
+#[path = "engine_bench/replay.rs"]
+mod replay;
 #[path = "engine_bench/softmax.rs"]
 mod softmax;
 use softmax::{softmax_fused, softmax_parts, softmax_probe, softmax_rows};
@@ -422,7 +424,7 @@ fn main() {
         return;
     }
     // `--only a,b`: just the figure groups named (tiny, issue, add, sum, sum_axis0,
-    // transpose, softmax, softmax_parts, softmax_probe and mlp_parts (not in the default
+    // replay, transpose, softmax, softmax_parts, softmax_probe and mlp_parts (not in the default
     // set), mlp, matmul,
     // matmul_f32 (the f32 sizes only)), to compare settings in one device call.
     let only: Option<Vec<String>> = args
@@ -442,6 +444,9 @@ fn main() {
     }
     if want("issue") {
         op_issue(if quick { 2000 } else { 20000 });
+    }
+    if want("replay") {
+        replay::program_replay(if quick { 2000 } else { 20000 });
     }
     // --quick (lavapipe): one timed launch per figure; a GPU run takes the median of 9
     // bursts of 10 launches.

@@ -79,8 +79,9 @@ defmodule Nx.Vulkan do
   Memory and execution counters: live and pooled bytes, buffers created and reused,
   dispatches, small uploads carried in the command stream (`updates`), barriers, submits,
   host waits, pipelines built, native tensor calls (`native_calls`: ops and program runs),
-  calls retried on a dirty scheduler (`dirty_retries`; `collects` of them after
-  collecting the caller's garbage for a large new buffer), spare buffers made ahead of
+  calls run on a dirty scheduler because the normal one would have blocked
+  (`dirty_retries`), collections of the caller's garbage before a retry, where the pool
+  had no idle buffer for a new tensor (`collects`), spare buffers made ahead of
   need (`spares_created`, see the README's memory notes),
   `Nx.Vulkan.Compiler`'s program replays (`program_runs`; `launch_list_runs` of them
   replayed the launches their first run captured instead of deciding each op again), the compiled functions it

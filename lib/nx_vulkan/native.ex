@@ -67,9 +67,11 @@ defmodule Nx.Vulkan.Native do
 
   # Twin NIFs (native/nx_vulkan/src/nif/twin.rs): `name_nb` runs on the caller's normal
   # scheduler and answers :would_block where it would have to wait (a pipeline build, a
-  # new device allocation, a long GPU wait, a large copy); `name_dirty` is the same call on
-  # a dirty scheduler. `name` tries the first, then the second. :would_block_collect (a new
-  # buffer of 16 MiB or more) garbage-collects the caller before the second.
+  # long GPU wait, a large copy); `name_dirty` is the same call on a dirty scheduler.
+  # `name` tries the first, then the second. Where the pool had no idle buffer for a new
+  # tensor, the first answers {:would_block_collect, size}: `name` collects the caller's
+  # garbage (its dead tensors' buffers go back to the pool) and tries the first again
+  # before the second.
   twins = [
     t_from_binary: [:binary, :shape, :type],
     t_to_binary: [:ref, :limit],
@@ -102,11 +104,17 @@ defmodule Nx.Vulkan.Native do
   # at 515K (2.2 ms at 1.4M), against about 150 us for a fresh 64 MiB buffer on the H200.
   @full_collection_words 131_072
 
-  # A new buffer of 16 MiB or more (:would_block_collect): collect this process first, so
-  # that the buffers of its dead tensors are back in the pool for the retry to take. The
-  # BEAM frees a tensor only when the process that held it is collected; until then a
-  # loop of large ops allocates afresh each time and memory grows.
-  defp collect_before_large_buffer do
+  # The pool had no idle buffer for a new tensor ({:would_block_collect, size}): collect
+  # this process first, so that the buffers of its dead tensors are back in the pool for
+  # the retry to take. The BEAM frees a tensor only when the process that held it is
+  # collected; until then a loop allocates afresh each time (on a dirty scheduler) and
+  # memory grows. A small buffer gets a minor collection (the results of the last
+  # iterations die young); a buffer of 16 MiB or more, worth more than a full collection
+  # of a small heap, gets one.
+  @doc false
+  def collect_for_buffer(:small), do: :erlang.garbage_collect(self(), type: :minor)
+
+  def collect_for_buffer(:large) do
     {:total_heap_size, words} = Process.info(self(), :total_heap_size)
 
     if words <= @full_collection_words do
@@ -185,9 +193,14 @@ defmodule Nx.Vulkan.Native do
         :would_block ->
           unquote(dirty)(unquote_splicing(vars))
 
-        :would_block_collect ->
-          collect_before_large_buffer()
-          unquote(dirty)(unquote_splicing(vars))
+        {:would_block_collect, size} ->
+          collect_for_buffer(size)
+
+          case unquote(nb)(unquote_splicing(vars)) do
+            :would_block -> unquote(dirty)(unquote_splicing(vars))
+            {:would_block_collect, _} -> unquote(dirty)(unquote_splicing(vars))
+            result -> result
+          end
 
         result ->
           result

@@ -173,6 +173,40 @@ defmodule Nx.Vulkan.NativeTest do
     assert after_.buffers_reused > before.buffers_reused
   end
 
+  test "a loop whose results die each iteration reuses their buffers without a dirty scheduler" do
+    # A process with a large heap (as an application's is) collects rarely on its own:
+    # its dead results keep their buffers, and without a collection on a pool miss every
+    # iteration past the idle buffers moved to a dirty scheduler to create a new one.
+    {:ok, t} = Native.t_constant([1000], "f32", 1.0)
+    parent = self()
+
+    Process.spawn(
+      fn ->
+        step = fn -> {:ok, _} = Native.t_binary("add", t, t, [1000], "f32") end
+        for _ <- 1..5, do: step.()
+        {:ok, _} = Native.dev_synchronize()
+        {:ok, before} = Native.dev_stats()
+
+        for _ <- 1..100 do
+          step.()
+          # The batch ends (as a loop that reads a loss does): the buffer may be reused.
+          {:ok, _} = Native.dev_synchronize()
+        end
+
+        {:ok, after_} = Native.dev_stats()
+        send(parent, {:counts, before, after_})
+      end,
+      min_heap_size: 200_000
+    )
+
+    assert_receive {:counts, before, after_}, 30_000
+    # (Old code: ~95 new buffers, each on a dirty scheduler. A collection can miss the
+    # last result while a register still holds it: some calls still move.)
+    assert after_.buffers_created - before.buffers_created <= 2
+    assert after_.dirty_retries - before.dirty_retries <= 30
+    assert after_.collects > before.collects
+  end
+
   test "a large new buffer first collects the caller, so dead tensors' buffers are reused" do
     # 16 MiB outputs (memory::DEVICE_ONLY_BYTES), kept per burst as a `for` keeps them.
     # Without the collection the BEAM freed them only when it collected on its own: bursts

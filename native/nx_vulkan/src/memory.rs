@@ -325,7 +325,7 @@ impl Memory {
         let what = if kind == Kind::Tensor && class >= DEVICE_ONLY_BYTES {
             crate::nonblocking::LARGE_ALLOCATION
         } else {
-            "a device allocation"
+            crate::nonblocking::POOL_MISS
         };
         let pooled = match crate::nonblocking::may_block(what)
             .and_then(|()| self.create(kind, class, purpose))

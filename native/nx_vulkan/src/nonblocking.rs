@@ -18,11 +18,19 @@ use std::cell::Cell;
 use std::time::Duration;
 
 /// What [`may_block`] names for a new device allocation of at least
-/// [`crate::memory::DEVICE_ONLY_BYTES`]: the NIF answers `:would_block_collect`, and the
-/// Elixir side garbage-collects the calling process before the dirty retry, so that its
+/// [`crate::memory::DEVICE_ONLY_BYTES`]: the NIF answers `{:would_block_collect, :large}`,
+/// and the Elixir side garbage-collects the calling process and tries again, so that its
 /// dead tensors' buffers go back to the pool first (the BEAM frees a tensor only when the
 /// process that held it is collected; a fresh 64 MiB buffer costs 150 us or more).
 pub const LARGE_ALLOCATION: &str = "a large device allocation";
+
+/// What [`may_block`] names for a smaller new device allocation (the pool had no idle
+/// buffer of its size class): the NIF answers `{:would_block_collect, :small}`, and the
+/// Elixir side makes a minor collection of the calling process and tries again before it
+/// moves to a dirty scheduler. A loop whose results die each iteration (a training step's
+/// old parameters) otherwise misses the pool on every call until the BEAM collects on its
+/// own, and each miss repeats the whole call on a dirty scheduler.
+pub const POOL_MISS: &str = "a device allocation";
 
 /// How long a non-blocking host wait spins on the GPU before giving up.
 pub const SPIN: Duration = Duration::from_micros(200);

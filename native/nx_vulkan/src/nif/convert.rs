@@ -19,6 +19,8 @@ rustler::atoms! {
     vulkan,
     would_block,
     would_block_collect,
+    large,
+    small,
     arithmetic,
     not_recordable,
 }

@@ -246,5 +246,6 @@ fn p_run_dirty(
     program: ResourceArc<ProgramRes>,
     inputs: Vec<Option<Ref>>,
 ) -> NifOut<Vec<Ref>> {
+    super::twin::note_dirty();
     run(env, &program, &inputs)
 }

@@ -7,16 +7,22 @@
 //! `Nx.Vulkan.Native.t_x` then calls `t_x_dirty`, the same call on a dirty scheduler.
 //! Both note the calling process first, for recordings (`super::program`).
 
-use super::convert::{would_block, would_block_collect, NifOut};
+use super::convert::{large, small, would_block, would_block_collect, NifOut};
 use rustler::{Encoder, Env, Term};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Normal-scheduler attempts answered `:would_block`, and of those `:would_block_collect`
-/// (the caller collects its garbage first), for `Nx.Vulkan.stats/0`.
+/// Calls run by a dirty twin, and normal-scheduler attempts answered
+/// `{:would_block_collect, _}` (the caller collects its garbage and tries again), for
+/// `Nx.Vulkan.stats/0`.
 static DIRTY_RETRIES: AtomicU64 = AtomicU64::new(0);
 static COLLECTS: AtomicU64 = AtomicU64::new(0);
 
-/// The retry counters: (to a dirty scheduler, of which after a collection).
+/// Counts a call run by a dirty twin.
+pub fn note_dirty() {
+    DIRTY_RETRIES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The retry counters: (calls run on a dirty scheduler, collections asked for).
 pub fn retries() -> (u64, u64) {
     (
         DIRTY_RETRIES.load(Ordering::Relaxed),
@@ -25,11 +31,12 @@ pub fn retries() -> (u64, u64) {
 }
 
 /// What a normal-scheduler twin returns: its result, `:would_block`, or
-/// `:would_block_collect` (a large new allocation: collect the caller first).
+/// `{:would_block_collect, :large | :small}` (the pool had no idle buffer: collect the
+/// caller, whose dead tensors may hold one, and try again).
 pub enum Attempt<T> {
     Done(NifOut<T>),
     WouldBlock,
-    WouldBlockCollect,
+    WouldBlockCollect { large: bool },
 }
 
 impl<T: Encoder> Encoder for Attempt<T> {
@@ -37,7 +44,9 @@ impl<T: Encoder> Encoder for Attempt<T> {
         match self {
             Attempt::Done(r) => r.encode(env),
             Attempt::WouldBlock => would_block().encode(env),
-            Attempt::WouldBlockCollect => would_block_collect().encode(env),
+            Attempt::WouldBlockCollect { large: l } => {
+                (would_block_collect(), if *l { large() } else { small() }).encode(env)
+            }
         }
     }
 }
@@ -49,10 +58,10 @@ pub fn attempt<T>(f: impl FnOnce() -> NifOut<T>) -> Attempt<T> {
             if crate::exec::trace() {
                 eprintln!("[nx_vulkan] to a dirty scheduler: {msg}");
             }
-            DIRTY_RETRIES.fetch_add(1, Ordering::Relaxed);
-            if msg.ends_with(crate::nonblocking::LARGE_ALLOCATION) {
+            let large = msg.ends_with(crate::nonblocking::LARGE_ALLOCATION);
+            if large || msg.ends_with(crate::nonblocking::POOL_MISS) {
                 COLLECTS.fetch_add(1, Ordering::Relaxed);
-                Attempt::WouldBlockCollect
+                Attempt::WouldBlockCollect { large }
             } else {
                 Attempt::WouldBlock
             }
@@ -99,6 +108,7 @@ macro_rules! twin_nif {
         #[allow(clippy::too_many_arguments)]
         fn $dirty(env: rustler::Env<'_>, $($p)*) -> NifOut<Ref> {
             $crate::nif::program::enter(env);
+            $crate::nif::twin::note_dirty();
             $imp($($n),*)
         }
     };
