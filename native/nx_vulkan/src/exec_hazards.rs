@@ -5,7 +5,34 @@
 
 use crate::exec::Access;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::Ordering;
+
+/// Hashes a block id (a counter) with one multiplication: the maps are consulted a few
+/// times per launch, where the standard SipHash cost a launch about as much as recording
+/// it. The ids come from the engine, not from users, so no flooding resistance is needed.
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        // Fibonacci hashing: the high bits, which hashbrown reads, depend on every bit.
+        self.0 = id.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by block id.
+type IdMap = HashMap<u64, u64, BuildHasherDefault<IdHasher>>;
 
 /// Entries the maps hold before a full barrier empties them (they otherwise grow with
 /// every block a run of independent launches touches).
@@ -14,8 +41,8 @@ const MAX_TRACKED: usize = 4096;
 /// The hazard maps of a stream (used under its lock).
 #[derive(Default)]
 pub(crate) struct Hazards {
-    written: HashMap<u64, u64>,
-    read: HashMap<u64, u64>,
+    written: IdMap,
+    read: IdMap,
 }
 
 impl Hazards {
@@ -31,7 +58,7 @@ impl Hazards {
     /// a fence shows; the marker is written after a barrier on all earlier commands, so
     /// every earlier command has finished by then.)
     pub fn need_barrier(&self, accesses: &[Access<'_>], completed: u64) -> bool {
-        let pending = |m: &HashMap<u64, u64>, id| m.get(&id).is_some_and(|&s| s > completed);
+        let pending = |m: &IdMap, id| m.get(&id).is_some_and(|&s| s > completed);
         self.written.len() + self.read.len() >= MAX_TRACKED
             || accesses.iter().any(|a| {
                 let (b, is_write) = match a {

@@ -136,6 +136,7 @@ impl Drop for Block {
         if let Some(buf) = self.buf.take() {
             let pooled = Pooled {
                 buf,
+                addr: self.addr,
                 host: self.host,
                 id: self.id,
                 last_use: self.last_use.load(Ordering::Acquire),
@@ -148,6 +149,8 @@ impl Drop for Block {
 /// A buffer without an owner: how the host reaches it, its id and its last batch.
 struct Pooled {
     buf: Subbuffer<[u8]>,
+    /// The buffer's device address (asked of the driver once, when it is created).
+    addr: u64,
     host: HostAccess,
     id: u64,
     last_use: u64,
@@ -437,11 +440,11 @@ impl Memory {
     fn block(&'static self, kind: Kind, class: u64, pooled: Pooled) -> Result<Arc<Block>> {
         let Pooled {
             buf,
+            addr,
             host,
             id,
             last_use,
         } = pooled;
-        let addr = buf.device_address()?.get();
         self.live.fetch_add(class, Ordering::Relaxed);
         Ok(Arc::new(Block {
             buf: Some(buf),
@@ -531,8 +534,10 @@ impl Memory {
             }
             _ => HostAccess::None,
         };
+        let addr = buf.device_address()?.get();
         Ok(Pooled {
             buf,
+            addr,
             host,
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             last_use: 0,
