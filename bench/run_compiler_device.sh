@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The Compiler's figures (issue 41) on the device tool's GPU machine, in one call: the
+# engine's replay, softmax and MLP figures, bench/axon_bench.exs with launch lists on and
+# off in alternating passes, and PyTorch's Axon-equivalent step and softmax beside them.
+# Leaves engine.jsonl, axon-passN-listsV.log, torch.jsonl and env.txt in $OUT.
+#
+# Carried as bench/run_device.sh says: target/release/examples/engine_bench (built
+# --no-default-features), priv/native, .gl (the Vulkan loader .debs), .beam/beam.tgz and
+# .nxbeam/nx.tgz (an Elixir with compiled Nx and Axon).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+tar xzf .beam/beam.tgz -C /
+mkdir -p /work/scratch && tar xzf .nxbeam/nx.tgz -C /work/scratch
+export PATH=/work/scratch/elixir/bin:$PATH ERL_LIBS=/work/scratch/ebin
+{ nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm --format=csv; uname -a; git log -1 --format=%H; } > "$OUT/env.txt" 2>&1
+bench=target/release/examples/engine_bench
+echo "== warm-up"
+timeout 60 $bench --only add,matmul,mlp --sizes 4096,4096,4096 > /dev/null 2>&1
+echo "== engine"
+timeout 120 $bench --only replay,softmax,mlp | tee "$OUT/engine.jsonl"
+NX_VULKAN_LAUNCH_LISTS=0 timeout 60 $bench --only replay | grep program_replay | tee -a "$OUT/engine.jsonl"
+pass=0
+for v in ${LISTS:-1 0 1 0}; do
+  pass=$((pass + 1))
+  echo "== axon pass $pass, NX_VULKAN_LAUNCH_LISTS=$v"
+  NX_VULKAN_LAUNCH_LISTS=$v timeout 150 elixir bench/axon_bench.exs > "$OUT/axon-pass$pass-lists$v.log" 2>&1
+  grep '^{' "$OUT/axon-pass$pass-lists$v.log" | cut -c1-160
+done
+echo "== torch"
+PYTHONUNBUFFERED=1 timeout 120 python3 bench/torch_bench.py --axon | tee "$OUT/torch.jsonl"
