@@ -10,6 +10,7 @@ use crate::exec_hazards::Hazards;
 use crate::exec_pool::{FencePool, RecyclingAllocator};
 use crate::exec_profile::BatchQueries;
 use crate::exec_progress::{spin_before_blocking, spin_on_fence, wait_fence, Progress};
+use crate::exec_submit::Submission;
 use crate::kernels::Push;
 use crate::memory::{Block, StreamOrder};
 use std::collections::VecDeque;
@@ -59,6 +60,8 @@ struct Recording {
     /// Sequence number the open batch will have when submitted.
     seq: u64,
     commands: usize,
+    /// When the open batch's command buffer began.
+    opened: std::time::Instant,
     /// The buffers of the blocks the batch uses (their blocks may be dropped, and their
     /// buffers pooled, before the batch completes: see `memory`).
     keep: Vec<Subbuffer<[u8]>>,
@@ -111,25 +114,10 @@ pub struct Stream {
     waits: AtomicU64,
     /// Where the GPU marks finished batches for host waits (see `exec_progress`).
     progress: Option<Progress>,
-    /// Whether a command is submitted at once when the GPU has nothing to do (see
-    /// `eager_submission`).
-    eager: bool,
+    /// When the open batch is submitted before a host wait (see `exec_submit`).
+    submission: Submission,
     /// How long a host wait polls before blocking (see `spin_before_blocking`).
     spin: std::time::Duration,
-}
-
-/// Whether batches are submitted as soon as the GPU is idle, instead of when the host
-/// waits or a batch is full: the GPU then works while the host records the rest, as a CUDA
-/// stream does. A submission costs the host ~4 µs on the H200, so when the GPU is busy
-/// commands keep collecting in the open batch. On CPU devices (lavapipe) the "GPU" shares
-/// the host's cores and gains nothing from the overlap: off there.
-/// `NX_VULKAN_EAGER_SUBMIT=0`/`1` overrides.
-fn eager_submission(device_is_cpu: bool) -> bool {
-    match std::env::var("NX_VULKAN_EAGER_SUBMIT").as_deref() {
-        Ok("0") => false,
-        Ok("1") => true,
-        _ => !device_is_cpu,
-    }
 }
 
 /// A block a dispatch touches, and how.
@@ -178,7 +166,7 @@ fn end_of_batch_barrier() -> DependencyInfo {
 
 impl Stream {
     /// A stream on `queue`, advancing `order` as batches are submitted and complete.
-    /// `device_is_cpu` turns off eager submission (see `eager_submission`).
+    /// `device_is_cpu` picks the default submission policy (see `exec_submit`).
     pub fn new(queue: Arc<Queue>, order: Arc<StreamOrder>, device_is_cpu: bool) -> Result<Stream> {
         let cb_alloc = Arc::new(RecyclingAllocator::new(
             queue.device().clone(),
@@ -187,7 +175,7 @@ impl Stream {
         let marker_memory = Arc::new(StandardMemoryAllocator::new_default(queue.device().clone()));
         Ok(Stream {
             progress: Progress::new(marker_memory),
-            eager: eager_submission(device_is_cpu),
+            submission: Submission::from_env(device_is_cpu),
             spin: spin_before_blocking(device_is_cpu),
             fences: FencePool::new(queue.device().clone()),
             queue,
@@ -196,6 +184,7 @@ impl Stream {
                 cb: None,
                 seq: 1,
                 commands: 0,
+                opened: std::time::Instant::now(),
                 keep: Vec::new(),
                 keep_pipelines: Vec::new(),
                 keep_sets: Vec::new(),
@@ -271,6 +260,7 @@ impl Stream {
                 eprintln!("[nx_vulkan] begin {}: {:?}", st.seq, t0.elapsed());
             }
             st.cb = Some(Open(cb));
+            st.opened = std::time::Instant::now();
             st.bound = None;
         }
         let completed = self.order.completed.load(Ordering::Acquire);
@@ -313,9 +303,13 @@ impl Stream {
             st.keep.push(b.buffer().clone());
         }
         st.commands += 1;
-        // An eager submission never makes the host wait: it leaves room in flight.
-        let eager = self.eager && st.in_flight.len() < MAX_IN_FLIGHT && self.gpu_idle(st);
-        if st.commands >= BATCH_COMMANDS || eager {
+        // An early submission never makes the host wait: it leaves room in flight.
+        let early = self.submission != Submission::Never
+            && st.in_flight.len() < MAX_IN_FLIGHT
+            && self
+                .submission
+                .submit_now(self.running(st), st.opened.elapsed());
+        if st.commands >= BATCH_COMMANDS || early {
             let backlog = self.submit_locked(st)?;
             drop(guard);
             if let Some(f) = backlog {
@@ -325,13 +319,17 @@ impl Stream {
         Ok(())
     }
 
-    /// Whether every submitted batch has finished, as far as the progress marker shows
-    /// without a driver call (false where there is no marker).
-    fn gpu_idle(&self, st: &Recording) -> bool {
-        match (st.in_flight.back(), &self.progress) {
-            (None, _) => true,
-            (Some(last), Some(p)) => p.reached(last.seq),
-            (Some(_), None) => false,
+    /// Submitted batches not yet finished, as far as the progress marker shows without a
+    /// driver call (all of them where there is no marker). Batches finish in order.
+    fn running(&self, st: &Recording) -> usize {
+        match &self.progress {
+            Some(p) => st
+                .in_flight
+                .iter()
+                .rev()
+                .take_while(|s| !p.reached(s.seq))
+                .count(),
+            None => st.in_flight.len(),
         }
     }
 

@@ -13,6 +13,7 @@ mod exec_hazards;
 mod exec_pool;
 pub mod exec_profile;
 mod exec_progress;
+mod exec_submit;
 pub mod kernels;
 pub mod launch_list;
 pub mod loader;
