@@ -18,6 +18,7 @@ pub mod kernels;
 pub mod launch_list;
 pub mod loader;
 pub mod memory;
+mod memory_limit;
 pub mod nonblocking;
 pub mod ops;
 pub mod program;

@@ -36,6 +36,13 @@ fn while_one_batch_runs_the_next_is_queued_behind_it() {
     let collecting = e.stream.stats().submits;
     assert_eq!(download::<i32>(&acc), vec![6; 4]);
     assert_eq!(download::<f32>(&long)[..4], [2.0; 4]);
-    assert_eq!(queued, before + 2, "the open batch was not queued behind the running one");
-    assert_eq!(collecting, queued, "commands did not collect behind two batches");
+    assert_eq!(
+        queued,
+        before + 2,
+        "the open batch was not queued behind the running one"
+    );
+    assert_eq!(
+        collecting, queued,
+        "commands did not collect behind two batches"
+    );
 }
