@@ -84,7 +84,8 @@ defmodule Nx.Vulkan do
   had no idle buffer for a new tensor (`collects`), spare buffers made ahead of
   need (`spares_created`, see the README's memory notes),
   `Nx.Vulkan.Compiler`'s program replays (`program_runs`; `launch_list_runs` of them
-  replayed the launches their first run captured instead of deciding each op again), the compiled functions it
+  replayed the launches their first run captured instead of deciding each op again, and
+  `recorded_list_runs` of those executed a list recorded once into a command buffer), the compiled functions it
   recorded as programs (`programs_recorded`) and its calls that ran op by op
   (`compiled_calls_op_by_op`: functions that read the device while they run or call back
   into Elixir, and calls in the bounds-checked mode).

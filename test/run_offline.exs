@@ -39,8 +39,10 @@ IO.puts(
     "; eXMC: #{if exmc?, do: "available", else: "not installed"}"
 )
 
-# The differential sweep (test/nx/sweep_test.exs) runs when NX_VULKAN_SWEEP_SECONDS is set.
+# The differential sweep (test/nx/sweep_test.exs) runs when NX_VULKAN_SWEEP_SECONDS is set,
+# the soak (test/nx/soak_test.exs) when NX_VULKAN_SOAK_SECONDS is.
 sweep? = System.get_env("NX_VULKAN_SWEEP_SECONDS") not in [nil, ""]
+soak? = System.get_env("NX_VULKAN_SOAK_SECONDS") not in [nil, ""]
 
 # NX_VULKAN_TEST_SEED replays a run's order (ExUnit prints its seed); NX_VULKAN_TEST_TRACE=1
 # prints each test as it starts and ends.
@@ -48,7 +50,11 @@ ExUnit.start(
   [
     max_cases: 1,
     trace: System.get_env("NX_VULKAN_TEST_TRACE") in ["1", "true"],
-    exclude: if(axon?, do: [], else: [:axon]) ++ if(exmc?, do: [], else: [:exmc]) ++ if(sweep?, do: [], else: [:sweep])
+    exclude:
+      if(axon?, do: [], else: [:axon]) ++
+        if(exmc?, do: [], else: [:exmc]) ++
+        if(sweep?, do: [], else: [:sweep]) ++
+        if(soak?, do: [], else: [:soak])
   ] ++ if(seed = System.get_env("NX_VULKAN_TEST_SEED"), do: [seed: String.to_integer(seed)], else: [])
 )
 

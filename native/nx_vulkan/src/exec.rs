@@ -68,6 +68,8 @@ struct Recording {
     keep_pipelines: Vec<Arc<ComputePipeline>>,
     /// Descriptor sets of foreign kernels recorded in the batch (`dispatch_with_set`).
     keep_sets: Vec<Arc<DescriptorSet>>,
+    /// Secondary command buffers the batch executes (`execute`).
+    keep_secondaries: Vec<Arc<CommandBuffer>>,
     bound: Option<u64>,
     /// What earlier work touched, across batches (see `exec_hazards`).
     hazards: Hazards,
@@ -85,6 +87,7 @@ struct Submitted {
     keep: Vec<Subbuffer<[u8]>>,
     _pipelines: Vec<Arc<ComputePipeline>>,
     _sets: Vec<Arc<DescriptorSet>>,
+    _secondaries: Vec<Arc<CommandBuffer>>,
     queries: Option<BatchQueries>,
 }
 
@@ -103,6 +106,9 @@ pub struct ExecStats {
 pub struct Stream {
     queue: Arc<Queue>,
     cb_alloc: Arc<dyn CommandBufferAllocator>,
+    /// Secondary command buffers' own pool, used under `secondary_lock`.
+    secondary_alloc: Arc<dyn CommandBufferAllocator>,
+    secondary_lock: Mutex<()>,
     fences: FencePool,
     state: Mutex<Recording>,
     /// The open batch's number and the last completed one (shared with the memory pool).
@@ -120,13 +126,22 @@ pub struct Stream {
     spin: std::time::Duration,
 }
 
+/// What recording a command left of the command buffer's state.
+#[derive(PartialEq, Eq)]
+enum After {
+    /// The bound pipeline is still bound.
+    Same,
+    /// Nothing is known to be bound (after a secondary command buffer ran).
+    StateUnknown,
+}
+
 /// A block a dispatch touches, and how.
 pub enum Access<'a> {
     Read(&'a Arc<Block>),
     Write(&'a Arc<Block>),
 }
 
-fn full_barrier() -> DependencyInfo {
+pub(crate) fn full_barrier() -> DependencyInfo {
     DependencyInfo {
         memory_barriers: vec![MemoryBarrier {
             src_stages: PipelineStages::ALL_COMMANDS,
@@ -172,6 +187,10 @@ impl Stream {
             queue.device().clone(),
             queue.queue_family_index(),
         )?);
+        let secondary_alloc = Arc::new(RecyclingAllocator::new(
+            queue.device().clone(),
+            queue.queue_family_index(),
+        )?);
         let marker_memory = Arc::new(StandardMemoryAllocator::new_default(queue.device().clone()));
         Ok(Stream {
             progress: Progress::new(marker_memory),
@@ -180,6 +199,8 @@ impl Stream {
             fences: FencePool::new(queue.device().clone()),
             queue,
             cb_alloc,
+            secondary_alloc,
+            secondary_lock: Mutex::new(()),
             state: Mutex::new(Recording {
                 cb: None,
                 seq: 1,
@@ -188,6 +209,7 @@ impl Stream {
                 keep: Vec::new(),
                 keep_pipelines: Vec::new(),
                 keep_sets: Vec::new(),
+                keep_secondaries: Vec::new(),
                 bound: None,
                 hazards: Hazards::default(),
                 in_flight: VecDeque::new(),
@@ -225,7 +247,7 @@ impl Stream {
         &self,
         accesses: &[Access<'_>],
         pipeline: Option<&Arc<ComputePipeline>>,
-        record: impl FnOnce(&mut RecordingCommandBuffer) -> Result<()>,
+        record: impl FnOnce(&mut RecordingCommandBuffer) -> Result<After>,
     ) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -283,7 +305,9 @@ impl Stream {
                 }
             }
         }
-        record(cb)?;
+        if record(cb)? == After::StateUnknown {
+            st.bound = None;
+        }
         if let Some(q) = st.queries.as_mut() {
             q.after(
                 cb,
@@ -362,7 +386,7 @@ impl Stream {
                 cb.push_constants_unchecked(layout, 0, push);
                 cb.dispatch_unchecked(groups);
             }
-            Ok(())
+            Ok(After::Same)
         })
     }
 
@@ -398,11 +422,66 @@ impl Stream {
                 }
                 cb.dispatch_unchecked(groups);
             }
-            Ok(())
+            Ok(After::Same)
         })?;
         // Kept by the open batch: the dispatch's own batch, or a later one if recording
         // it ended a batch; either completes no earlier than the dispatch.
         self.lock().keep_sets.push(kept);
+        Ok(())
+    }
+
+    /// Records `commands` once into a secondary command buffer that [`Stream::execute`]
+    /// runs as often as asked, in several batches at once (simultaneous use). The commands
+    /// order themselves (their own barriers); `execute` orders them after earlier work.
+    pub fn record_secondary(
+        &self,
+        commands: impl FnOnce(&mut RecordingCommandBuffer) -> Result<()>,
+    ) -> Result<Arc<CommandBuffer>> {
+        // The secondary pool is used under its own lock (Vulkan wants pools synchronized).
+        let _pool = self
+            .secondary_lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut cb = RecordingCommandBuffer::new(
+            self.secondary_alloc.clone(),
+            self.queue.queue_family_index(),
+            CommandBufferLevel::Secondary,
+            CommandBufferBeginInfo {
+                usage: CommandBufferUsage::SimultaneousUse,
+                inheritance_info: Some(Default::default()),
+                ..Default::default()
+            },
+        )?;
+        commands(&mut cb)?;
+        Ok(Arc::new(unsafe { cb.end() }?))
+    }
+
+    /// Records a run of `secondary` (from [`Stream::record_secondary`]), which touches
+    /// `accesses`; the batch keeps it alive until it completes. `pipelines` are those it
+    /// binds, kept alive with it; `launches` and `barriers` what it records (counted in
+    /// [`Stream::stats`]).
+    pub fn execute(
+        &self,
+        secondary: &Arc<CommandBuffer>,
+        pipelines: &[Arc<ComputePipeline>],
+        (launches, barriers): (u64, u64),
+        accesses: &[Access<'_>],
+    ) -> Result<()> {
+        crate::launch_list::spoil("a recorded command buffer");
+        self.dispatches.fetch_add(launches, Ordering::Relaxed);
+        self.barriers.fetch_add(barriers, Ordering::Relaxed);
+        self.record(accesses, None, |cb| {
+            unsafe { cb.execute_commands_unchecked(&[&**secondary]) };
+            Ok(After::StateUnknown)
+        })?;
+        // Kept by the open batch (as `dispatch_with_set`'s sets are).
+        let mut st = self.lock();
+        st.keep_secondaries.push(secondary.clone());
+        for p in pipelines {
+            if !st.keep_pipelines.iter().any(|k| Arc::ptr_eq(k, p)) {
+                st.keep_pipelines.push(p.clone());
+            }
+        }
         Ok(())
     }
 
@@ -431,7 +510,7 @@ impl Stream {
         };
         self.record(&[Access::Read(src), Access::Write(dst)], None, |cb| {
             unsafe { cb.copy_buffer_unchecked(&info) };
-            Ok(())
+            Ok(After::Same)
         })
     }
 
@@ -457,7 +536,7 @@ impl Stream {
         self.updates.fetch_add(1, Ordering::Relaxed);
         self.record(&[Access::Write(dst)], None, |cb| {
             unsafe { cb.update_buffer_unchecked(&target, data) };
-            Ok(())
+            Ok(After::Same)
         })
     }
 
@@ -516,6 +595,7 @@ impl Stream {
             keep: std::mem::take(&mut st.keep),
             _pipelines: std::mem::take(&mut st.keep_pipelines),
             _sets: std::mem::take(&mut st.keep_sets),
+            _secondaries: std::mem::take(&mut st.keep_secondaries),
             queries: st.queries.take(),
         });
         st.seq += 1;

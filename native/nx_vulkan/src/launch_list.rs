@@ -13,6 +13,9 @@
 //! level begins). The commands are the same and every dependency keeps its order, so the
 //! results are bit-identical to the program's ops.
 //!
+//! A list small enough is recorded once into a command buffer that every later replay
+//! executes (`launch_list_recorded.rs`): no launch is recorded again.
+//!
 //! Each captured block is an input, a block the list writes before reading it (a new
 //! one per replay), or a block it only reads (a constant the program holds, or a table
 //! an op wrote from the host): that one is kept and shared by every replay. A capture
@@ -224,7 +227,12 @@ pub struct LaunchList {
     buffers: Vec<(Kind, u64)>,
     fresh: Vec<usize>,
     commands: Vec<Command>,
+    /// Each command's dependency level (`by_level`), ascending.
+    levels: Vec<usize>,
     outputs: Vec<Output>,
+    /// The list recorded once into a command buffer, where it is small enough
+    /// (`recorded`); `None` inside: replayed command by command.
+    recorded: std::sync::OnceLock<Option<recorded::Recorded>>,
 }
 
 /// Fresh blocks of at least this size class share a buffer within a replay once the
@@ -284,7 +292,11 @@ fn share_large_buffers(
 /// are independent, so the stream's hazard tracking puts a barrier only where a level
 /// begins, where the program's order may interleave independent chains and need one
 /// between every pair.
-fn by_level(blocks: &[Source], fresh: &[usize], commands: Vec<Command>) -> Vec<Command> {
+fn by_level(
+    blocks: &[Source],
+    fresh: &[usize],
+    commands: Vec<Command>,
+) -> (Vec<Command>, Vec<usize>) {
     let buffers = fresh.iter().map(|&b| b + 1).max().unwrap_or(0);
     let resource = |b: usize| match blocks[b] {
         Source::Fresh(f) => fresh[f],
@@ -317,8 +329,12 @@ fn by_level(blocks: &[Source], fresh: &[usize], commands: Vec<Command>) -> Vec<C
     }
     let mut order: Vec<(usize, Command)> = levels.into_iter().zip(commands).collect();
     order.sort_by_key(|(level, _)| *level);
-    order.into_iter().map(|(_, c)| c).collect()
+    order.into_iter().map(|(l, c)| (c, l)).unzip()
 }
+
+#[path = "launch_list_recorded.rs"]
+mod recorded;
+pub use recorded::recorded_runs;
 
 /// Launch-list replays since start (for `Nx.Vulkan.stats/0` and tests).
 static REPLAYS: AtomicU64 = AtomicU64::new(0);
@@ -429,7 +445,7 @@ impl LaunchList {
             })
             .collect();
         let (buffers, fresh) = share_large_buffers(&blocks, &fresh, &list, &outputs);
-        let list = by_level(&blocks, &fresh, list);
+        let (list, levels) = by_level(&blocks, &fresh, list);
         Some(LaunchList {
             inputs: inputs
                 .iter()
@@ -439,7 +455,9 @@ impl LaunchList {
             buffers,
             fresh,
             commands: list,
+            levels,
             outputs,
+            recorded: std::sync::OnceLock::new(),
         })
     }
 
@@ -474,6 +492,9 @@ impl LaunchList {
 
     /// Records the list on `inputs` (which [`LaunchList::fits`]); returns the outputs.
     pub fn replay(&self, inputs: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
+        if let Some(rec) = self.recorded(inputs)? {
+            return self.run_recorded(rec, inputs);
+        }
         let e = engine()?;
         // Every buffer first: an allocation that must move to a dirty scheduler then
         // leaves nothing half-recorded.

@@ -190,6 +190,34 @@ fn replayed_launch_lists_give_the_ops_bytes() {
 }
 
 #[test]
+fn recorded_lists_keep_each_calls_outputs() {
+    // Three calls without a read between them: each executes the list recorded once on
+    // the list's own buffers, and copies its outputs out before the next call reuses them.
+    let bias = upload(&[5], DType::F32, &[0.5f32, -1.0, 2.0, 0.0, 3.0]);
+    let p = program(bias.clone());
+    let mut rng = Rng::new(11);
+    let before = launch_list::recorded_runs();
+    let calls: Vec<(Tensor, Tensor)> = (0..4)
+        .map(|_| {
+            let a = upload(&[4, 5], DType::F32, &rng.f32s(20, -2.0, 2.0));
+            let b = upload(&[4, 5], DType::F32, &rng.f32s(20, -2.0, 2.0));
+            (a, b)
+        })
+        .collect();
+    let outs: Vec<Vec<Tensor>> = calls
+        .iter()
+        .map(|(a, b)| p.run(vec![Some(a.clone()), Some(b.clone())]).unwrap())
+        .collect();
+    for ((a, b), got) in calls.iter().zip(&outs) {
+        let want = direct(a, b, &bias);
+        let got: Vec<Vec<u8>> = got.iter().map(|t| t.to_bytes().unwrap()).collect();
+        assert_eq!(got, want);
+    }
+    // The first call captures; the others execute the recorded list.
+    assert!(launch_list::recorded_runs() >= before + 3);
+}
+
+#[test]
 fn inputs_of_another_signature_run_op_by_op() {
     let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
     let p = Program::new(

@@ -137,6 +137,10 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
             "launch_list_runs",
             crate::launch_list::replays().encode(env),
         ),
+        (
+            "recorded_list_runs",
+            crate::launch_list::recorded_runs().encode(env),
+        ),
         ("dirty_retries", retries.encode(env)),
         ("collects", collects.encode(env)),
         ("spares_created", m.spares.encode(env)),
