@@ -52,9 +52,13 @@ fn chains(depth: usize, shape: &[usize]) -> Program {
 /// Host time to issue one program run (no wait), the median over `calls` runs in bursts
 /// of 10 followed by a wait; and the dispatches per run.
 pub fn program_replay(calls: usize) {
-    let shape = [128, 10];
+    let cols: usize = std::env::var("NX_BENCH_REPLAY_COLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let shape = [128, cols];
     let p = chains(15, &shape);
-    let bytes: Vec<u8> = (0..1280)
+    let bytes: Vec<u8> = (0..128 * cols)
         .flat_map(|i| (i as f32 / 1280.0).to_le_bytes())
         .collect();
     let a = Tensor::from_bytes(&shape, DType::F32, &bytes).unwrap();
@@ -82,7 +86,7 @@ pub fn program_replay(calls: usize) {
     let listed = p.launch_list().is_some();
     emit(
         "program_replay_issue",
-        &format!("{} ops on 128x10 f32", p.len()),
+        &format!("{} ops on 128x{cols} f32", p.len()),
         median(times),
         "us",
         &format!(

@@ -13,6 +13,7 @@
 //!
 //! Lists whose own and landing buffers would exceed [`RECORDED_BYTES`] (a softmax over 64
 //! MiB, where a copy costs more than recording one launch) replay command by command.
+//! Those that hold a buffer the pool cannot give (out of memory) too.
 //! `NX_VULKAN_RECORDED_LISTS=0` turns recording off.
 
 use super::{Command, LaunchList, Source};
@@ -26,8 +27,12 @@ use std::sync::{Arc, OnceLock};
 use vulkano::command_buffer::CommandBuffer;
 use vulkano::pipeline::{ComputePipeline, Pipeline};
 
-/// The most bytes a list's own and landing buffers may take for it to be recorded.
-pub const RECORDED_BYTES: u64 = 32 << 20;
+/// The most bytes a list's own and landing buffers may take for it to be recorded. They
+/// stay allocated while the program lives (a process keeps up to 64 compiled functions),
+/// and a list this small issues from the host in more time than its copies take the GPU;
+/// larger lists are bound by the GPU, where re-recording costs little in comparison. (The
+/// compiled Axon 784-128-10 step holds about 2 MiB.)
+pub const RECORDED_BYTES: u64 = 8 << 20;
 
 /// Whether small lists are recorded once (`NX_VULKAN_RECORDED_LISTS=0`: no).
 fn recorded_lists() -> bool {
