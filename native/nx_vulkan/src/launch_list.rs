@@ -336,6 +336,17 @@ fn by_level(
 mod recorded;
 pub use recorded::recorded_runs;
 
+/// `push` with each patched address word pointing into its block's buffer in `blocks`.
+fn patched(push: &Push, patches: &[(usize, usize, u64)], blocks: &[&Arc<Block>]) -> Push {
+    let mut words = *push;
+    for &(w, b, offset) in patches {
+        let a = blocks[b].addr + offset;
+        words[w] = a as u32;
+        words[w + 1] = (a >> 32) as u32;
+    }
+    words
+}
+
 /// Launch-list replays since start (for `Nx.Vulkan.stats/0` and tests).
 static REPLAYS: AtomicU64 = AtomicU64::new(0);
 
@@ -490,6 +501,32 @@ impl LaunchList {
         self.commands.is_empty()
     }
 
+    /// One new buffer per entry of `buffers` (what the fresh blocks take).
+    fn alloc_buffers(&self) -> Result<Vec<Arc<Block>>> {
+        let e = engine()?;
+        self.buffers
+            .iter()
+            .map(|&(kind, bytes)| e.memory.alloc(kind, bytes, Use::Device))
+            .collect()
+    }
+
+    /// The buffer each of the list's blocks is on: input `i`'s is `input(i)`, fresh
+    /// blocks take theirs from `buffers` (from [`LaunchList::alloc_buffers`]).
+    fn blocks_on<'a>(
+        &'a self,
+        buffers: &'a [Arc<Block>],
+        input: impl Fn(usize) -> &'a Arc<Block>,
+    ) -> Vec<&'a Arc<Block>> {
+        self.blocks
+            .iter()
+            .map(|s| match s {
+                Source::Input(i) => input(*i),
+                Source::Fresh(f) => &buffers[self.fresh[*f]],
+                Source::Kept(b) => b,
+            })
+            .collect()
+    }
+
     /// Records the list on `inputs` (which [`LaunchList::fits`]); returns the outputs.
     pub fn replay(&self, inputs: &[Option<Tensor>]) -> Result<Vec<Tensor>> {
         if let Some(rec) = self.recorded(inputs)? {
@@ -498,20 +535,8 @@ impl LaunchList {
         let e = engine()?;
         // Every buffer first: an allocation that must move to a dirty scheduler then
         // leaves nothing half-recorded.
-        let buffers = self
-            .buffers
-            .iter()
-            .map(|&(kind, bytes)| e.memory.alloc(kind, bytes, Use::Device))
-            .collect::<Result<Vec<_>>>()?;
-        let blocks: Vec<&Arc<Block>> = self
-            .blocks
-            .iter()
-            .map(|s| match s {
-                Source::Input(i) => &inputs[*i].as_ref().expect("fits").block,
-                Source::Fresh(i) => &buffers[self.fresh[*i]],
-                Source::Kept(b) => b,
-            })
-            .collect();
+        let buffers = self.alloc_buffers()?;
+        let blocks = self.blocks_on(&buffers, |i| &inputs[i].as_ref().expect("fits").block);
         let mut accesses: Vec<Access<'_>> = Vec::new();
         for c in &self.commands {
             match c {
@@ -523,12 +548,7 @@ impl LaunchList {
                     groups,
                     accesses: used,
                 } => {
-                    let mut words = *push;
-                    for &(w, b, offset) in patches {
-                        let a = blocks[b].addr + offset;
-                        words[w] = a as u32;
-                        words[w + 1] = (a >> 32) as u32;
-                    }
+                    let words = patched(push, patches, &blocks);
                     accesses.clear();
                     accesses.extend(used.iter().map(|&(b, written)| {
                         if written {

@@ -99,11 +99,7 @@ impl LaunchList {
     /// Allocates the list's own and landing buffers and records its commands on them.
     fn record(&self, inputs: &[Option<Tensor>]) -> Result<Recorded> {
         let e = engine()?;
-        let own = self
-            .buffers
-            .iter()
-            .map(|&(kind, bytes)| e.memory.alloc(kind, bytes, Use::Device))
-            .collect::<Result<Vec<_>>>()?;
+        let own = self.alloc_buffers()?;
         let mut landing: Vec<Option<Arc<Block>>> = vec![None; inputs.len()];
         for s in &self.blocks {
             if let Source::Input(i) = s {
@@ -111,7 +107,7 @@ impl LaunchList {
                 landing[*i] = Some(e.memory.alloc(b.kind, b.capacity, Use::Device)?);
             }
         }
-        let blocks = self.blocks_on(&own, &landing);
+        let blocks = self.recorded_blocks(&own, &landing);
         let mut pipelines: Vec<Arc<ComputePipeline>> = Vec::new();
         let mut counts = (0u64, 0u64);
         let secondary = e.stream.record_secondary(|cb| {
@@ -136,12 +132,7 @@ impl LaunchList {
                                 pipelines.push(pipeline.clone());
                             }
                         }
-                        let mut words = *push;
-                        for &(w, b, offset) in patches {
-                            let a = blocks[b].addr + offset;
-                            words[w] = a as u32;
-                            words[w + 1] = (a >> 32) as u32;
-                        }
+                        let words = super::patched(push, patches, &blocks);
                         unsafe {
                             cb.push_constants_unchecked(pipeline.layout(), 0, &words);
                             cb.dispatch_unchecked(*groups);
@@ -165,20 +156,15 @@ impl LaunchList {
         })
     }
 
-    /// The buffer each of the list's blocks is on, with `own` and `landing` buffers.
-    fn blocks_on<'a>(
+    /// The buffer each of the list's blocks is on: `own` buffers, inputs' `landing` ones.
+    fn recorded_blocks<'a>(
         &'a self,
         own: &'a [Arc<Block>],
         landing: &'a [Option<Arc<Block>>],
     ) -> Vec<&'a Arc<Block>> {
-        self.blocks
-            .iter()
-            .map(|s| match s {
-                Source::Input(i) => landing[*i].as_ref().expect("an input the list reads"),
-                Source::Fresh(f) => &own[self.fresh[*f]],
-                Source::Kept(b) => b,
-            })
-            .collect()
+        self.blocks_on(own, |i| {
+            landing[i].as_ref().expect("an input the list reads")
+        })
     }
 
     /// One call of the recorded list on `inputs`: inputs copied in, the recorded commands
@@ -191,7 +177,7 @@ impl LaunchList {
         let e = engine()?;
         // Every new buffer first: an allocation that must move to a dirty scheduler then
         // leaves nothing half-recorded.
-        let blocks = self.blocks_on(&rec.own, &rec.landing);
+        let blocks = self.recorded_blocks(&rec.own, &rec.landing);
         let fresh_out = self
             .outputs
             .iter()
