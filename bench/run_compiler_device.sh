@@ -8,13 +8,7 @@
 # --no-default-features), priv/native, .gl (the Vulkan loader .debs), .beam/beam.tgz and
 # .nxbeam/nx.tgz (an Elixir with compiled Nx and Axon).
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+source "$(dirname "$0")/device_env.sh"
 tar xzf .beam/beam.tgz -C /
 mkdir -p /work/scratch && tar xzf .nxbeam/nx.tgz -C /work/scratch
 export PATH=/work/scratch/elixir/bin:$PATH ERL_LIBS=/work/scratch/ebin

@@ -7,13 +7,7 @@
 # Vulkan loader .deb) and .beam/beam.tgz (Debian's OTP 25 + Elixir 1.14 runtime);
 # optionally .nxbeam/nx.tgz (a newer Elixir plus compiled Nx and Axon) for axon_bench.exs.
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-if ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+source "$(dirname "$0")/device_env.sh"
 [ -f .beam/beam.tgz ] && tar xzf .beam/beam.tgz -C /
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; uname -a; } > "$OUT/env.txt" 2>&1
 # A cold H200 (and its host) ran the first ten seconds of a call at half speed or less
