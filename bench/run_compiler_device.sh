@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Compiler's figures (issue 41) on the device tool's GPU machine, in one call: the
-# engine's replay, softmax and MLP figures, bench/axon_bench.exs with launch lists on and
-# off in alternating passes, and PyTorch's Axon-equivalent step and softmax beside them.
-# Leaves engine.jsonl, axon-passN-listsV.log, torch.jsonl and env.txt in $OUT.
+# engine's replay, softmax and MLP figures, bench/axon_bench.exs in passes that alternate
+# one setting, and PyTorch's Axon-equivalent step and softmax beside them. The setting is
+# the environment variable PASS_VAR (default NX_VULKAN_LAUNCH_LISTS) set to each value of
+# LISTS in turn (default 1 0 1 0); the engine's replay runs once more with it at 0.
+# Leaves engine.jsonl, axon-passN-<PASS_VAR>V.log, torch.jsonl and env.txt in $OUT.
 #
 # Carried as bench/run_device.sh says: target/release/examples/engine_bench (built
 # --no-default-features), priv/native, .gl (the Vulkan loader .debs), .beam/beam.tgz and
@@ -18,13 +20,15 @@ echo "== warm-up"
 timeout 60 $bench --only add,matmul,mlp --sizes 4096,4096,4096 > /dev/null 2>&1
 echo "== engine"
 timeout 120 $bench --only replay,softmax,mlp | tee "$OUT/engine.jsonl"
-NX_VULKAN_LAUNCH_LISTS=0 timeout 60 $bench --only replay | grep program_replay | tee -a "$OUT/engine.jsonl"
+var=${PASS_VAR:-NX_VULKAN_LAUNCH_LISTS}
+env "$var=0" timeout 60 $bench --only replay | grep program_replay | tee -a "$OUT/engine.jsonl"
 pass=0
 for v in ${LISTS:-1 0 1 0}; do
   pass=$((pass + 1))
-  echo "== axon pass $pass, NX_VULKAN_LAUNCH_LISTS=$v"
-  NX_VULKAN_LAUNCH_LISTS=$v timeout 150 elixir bench/axon_bench.exs > "$OUT/axon-pass$pass-lists$v.log" 2>&1
-  grep '^{' "$OUT/axon-pass$pass-lists$v.log" | cut -c1-160
+  log="$OUT/axon-pass$pass-$var$v.log"
+  echo "== axon pass $pass, $var=$v"
+  env "$var=$v" timeout 150 elixir bench/axon_bench.exs > "$log" 2>&1
+  grep '^{' "$log" | cut -c1-160
 done
 echo "== torch"
 PYTHONUNBUFFERED=1 timeout 120 python3 bench/torch_bench.py --axon | tee "$OUT/torch.jsonl"

@@ -14,7 +14,8 @@
 //! Lists whose own and landing buffers would exceed [`RECORDED_BYTES`] (a softmax over 64
 //! MiB, where a copy costs more than recording one launch) replay command by command.
 //! Those that hold a buffer the pool cannot give (out of memory) too.
-//! `NX_VULKAN_RECORDED_LISTS=0` turns recording off.
+//! `NX_VULKAN_RECORDED_LISTS=0` turns recording off, and so does `NX_VULKAN_PROFILE=1`:
+//! the profiler times each command of a batch, and a recorded list is one command.
 
 use super::{Command, LaunchList, Source};
 use crate::engine::engine;
@@ -34,10 +35,14 @@ use vulkano::pipeline::{ComputePipeline, Pipeline};
 /// compiled Axon 784-128-10 step holds about 2 MiB.)
 pub const RECORDED_BYTES: u64 = 8 << 20;
 
-/// Whether small lists are recorded once (`NX_VULKAN_RECORDED_LISTS=0`: no).
+/// Whether small lists are recorded once: not with `NX_VULKAN_RECORDED_LISTS=0`, nor while
+/// the profiler times each launch (`NX_VULKAN_PROFILE=1`).
 fn recorded_lists() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("NX_VULKAN_RECORDED_LISTS").map_or(true, |v| v != "0"))
+    *ON.get_or_init(|| {
+        std::env::var("NX_VULKAN_RECORDED_LISTS").map_or(true, |v| v != "0")
+            && !crate::exec_profile::wanted()
+    })
 }
 
 /// Replays that executed a recorded list.
