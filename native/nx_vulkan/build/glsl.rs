@@ -45,7 +45,13 @@ fn compile(
     let mut options = CompileOptions::new().expect("shaderc: no options");
     options.set_target_env(TargetEnv::Vulkan, EnvVersion::Vulkan1_2 as u32);
     options.set_target_spirv(SpirvVersion::V1_5);
-    options.set_optimization_level(level);
+    // The library of generated kernels stays unoptimised: optimising inlines its functions
+    // into its placeholder `main` and drops them.
+    if name.starts_with(crate::variants::CODEGEN_LIB_PREFIX) {
+        options.set_optimization_level(OptimizationLevel::Zero);
+    } else {
+        options.set_optimization_level(level);
+    }
     options.set_include_callback(|requested, ty, from, _depth| match ty {
         IncludeType::Relative => include(requested, from),
         IncludeType::Standard => Err(format!("#include <{requested}>: use quotes")),

@@ -1,6 +1,8 @@
 //! Writes `kernels.rs` (included by `src/kernels/spirv.rs`): one module per variant whose
 //! `load` embeds that variant's SPIR-V, and the lookups the engine picks modules by.
-use crate::variants::{Variant, COMPLEX_MATH, COMPUTE, F64_MATH, TYPED};
+use crate::variants::{
+    Variant, CODEGEN_LIB, CODEGEN_LIB_PREFIX, COMPLEX_MATH, COMPUTE, F64_MATH, TYPED,
+};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -23,6 +25,23 @@ fn typed_lookup() -> String {
     )
 }
 
+/// `codegen_lib(suffix)`: the SPIR-V of the generated kernels' library for a compute class.
+fn codegen_lib_lookup() -> String {
+    let mut arms = String::new();
+    for (suffix, _) in CODEGEN_LIB {
+        writeln!(
+            arms,
+            "        {suffix:?} => Some({CODEGEN_LIB_PREFIX}{suffix}::BYTES),"
+        )
+        .unwrap();
+    }
+    format!(
+        "/// The SPIR-V of the generated kernels' function library for a compute class (`f32`, `f32x`, ...).\n\
+         pub fn codegen_lib(suffix: &str) -> Option<&'static [u8]> {{\n    \
+         match suffix {{\n{arms}        _ => None,\n    }}\n}}\n"
+    )
+}
+
 /// `f64_math(name)` / `f32_math(name)`: the loader of the library module for an Nx op.
 fn math_lookup(prefix: &str, names: &[&str]) -> String {
     let mut arms = String::new();
@@ -41,12 +60,20 @@ pub fn write(out_dir: &Path, variants: &[Variant], spv: impl Fn(&str) -> PathBuf
     let mut modules = String::new();
     for (name, src, defines) in variants {
         let path = spv(name);
+        // The generated kernels' libraries are spliced, never loaded as they are.
+        let load = if name.starts_with(CODEGEN_LIB_PREFIX) {
+            String::new()
+        } else {
+            "    /// Creates the shader module on `device`.\n    \
+             pub fn load(device: std::sync::Arc<vulkano::device::Device>) -> super::LoadResult {\n        \
+             super::load(device, BYTES)\n    }\n"
+                .to_string()
+        };
         writeln!(
             modules,
             "/// `shaders/{src}` with {defines:?}.\npub mod {name} {{\n    \
-             /// Creates the shader module on `device`.\n    \
-             pub fn load(device: std::sync::Arc<vulkano::device::Device>) -> super::LoadResult {{\n        \
-             super::load(device, include_bytes!({path:?}))\n    }}\n}}"
+             /// The module's SPIR-V.\n    \
+             pub const BYTES: &[u8] = include_bytes!({path:?});\n{load}}}"
         )
         .unwrap();
     }
@@ -58,5 +85,6 @@ pub fn write(out_dir: &Path, variants: &[Variant], spv: impl Fn(&str) -> PathBuf
     let complex_names: Vec<&str> = COMPLEX_MATH.iter().map(|m| m.0).collect();
     modules.push_str(&math_lookup("complex_math", &complex_names));
     modules.push_str(&typed_lookup());
+    modules.push_str(&codegen_lib_lookup());
     std::fs::write(out_dir.join("kernels.rs"), modules).unwrap();
 }

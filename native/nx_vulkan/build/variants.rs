@@ -207,9 +207,34 @@ pub const COMPLEX_MATH: [(&str, &str); 20] = [
 // The drivers' f32 built-ins gave 3^2 = 9.0000005 (exp2/log2) and, on NVIDIA,
 // sin(8388609) = 0, and are a few ulps off elsewhere.
 
+/// The function library of generated kernels (shaders/codegen/lib.comp), one module per
+/// compute class: (module suffix, defines). Compiled unoptimised (`glsl.rs`), so its
+/// functions stay functions; f32x is f32 with division and sqrt through f64, for devices
+/// with shaderFloat64, as `binary_f32x`.
+pub const CODEGEN_LIB: [(&str, &[&str]); 7] = [
+    ("f32", &["CT_F32"]),
+    ("f32x", &["CT_F32", "EXACT_VIA_F64"]),
+    ("f64", &["CT_F64"]),
+    ("i32", &["CT_I32"]),
+    ("u32", &["CT_U32"]),
+    ("i64", &["CT_I64"]),
+    ("u64", &["CT_U64"]),
+];
+
+/// The module name prefix of `CODEGEN_LIB`'s modules.
+pub const CODEGEN_LIB_PREFIX: &str = "codegen_lib_";
+
 /// Every variant: (module name, source path relative to `shaders/`, defines).
 pub fn variants() -> Vec<Variant> {
     let mut v = Vec::new();
+    for (suffix, defines) in CODEGEN_LIB {
+        let defines = defines.iter().map(|d| d.to_string()).collect();
+        v.push((
+            format!("{CODEGEN_LIB_PREFIX}{suffix}"),
+            "codegen/lib.comp",
+            defines,
+        ));
+    }
     for (prefix, src) in TYPED {
         for (suffix, define) in COMPUTE {
             v.push((format!("{prefix}_{suffix}"), src, vec![define.to_string()]));

@@ -3,6 +3,7 @@
 //! The engine is usable from Rust alone ([`engine()`], [`Tensor`], [`ops`]); the `nif`
 //! module is the thin Erlang boundary that the Elixir backend calls.
 
+pub mod codegen;
 pub mod device;
 pub mod device_create;
 pub mod dtype;

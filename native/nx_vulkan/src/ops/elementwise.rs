@@ -9,7 +9,7 @@ use crate::kernels::Kernel;
 use crate::tensor::{numel, Tensor};
 
 /// Binary ops, in kernel op-code order (`B_*` in `shaders/elementwise/binary.comp`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum BinaryOp {
     Add,
     Subtract,
@@ -87,7 +87,7 @@ impl BinaryOp {
     }
 
     /// Comparisons and logical ops compute in the merged input type and store 0/1.
-    fn is_predicate(self) -> bool {
+    pub(crate) fn is_predicate(self) -> bool {
         use BinaryOp::*;
         matches!(
             self,
@@ -103,7 +103,8 @@ impl BinaryOp {
         )
     }
 
-    fn supported(self, c: Compute) -> bool {
+    /// Whether the binary kernels compute `self` in class `c`.
+    pub(crate) fn supported(self, c: Compute) -> bool {
         use BinaryOp::*;
         let float = matches!(c, Compute::F32 | Compute::F64);
         match self {
@@ -116,10 +117,40 @@ impl BinaryOp {
             Quotient | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => !float,
         }
     }
+
+    /// The kernel that computes `self` in class `c`: pow and atan2 of floats come from the
+    /// math library (f64, or f32 through it), the others from binary.comp.
+    pub(crate) fn kernel(self, c: Compute) -> Kernel {
+        match (self, c) {
+            (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(self.name()),
+            (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if f32_via_f64() => {
+                Kernel::F32ViaF64(self.name())
+            }
+            _ => Kernel::Binary(c),
+        }
+    }
+
+    /// The class `binary` computes `self` in for operands of types `a` and `b` and a
+    /// result of type `out`, before `exact_float` looks at the operands' values, and the
+    /// type its result rounds to.
+    pub(crate) fn class(self, a: DType, b: DType, out: DType) -> (Compute, DType) {
+        let merged = DType::merge(a, b);
+        let (compute, rounds_to) = if self.is_predicate() {
+            (merged.compute(), merged)
+        } else if self == BinaryOp::Divide
+            || self == BinaryOp::Atan2
+            || self == BinaryOp::Pow && out.is_float()
+        {
+            (out.compute(), out)
+        } else {
+            (DType::merge(merged, out).compute(), out)
+        };
+        (super::loading(compute, &[a, b]), rounds_to)
+    }
 }
 
 /// Unary ops, in kernel op-code order (`U_*` in `shaders/elementwise/unary.comp`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum UnaryOp {
     Identity,
     Negate,
@@ -257,7 +288,9 @@ impl UnaryOp {
         )
     }
 
-    fn kernel(self, c: Compute) -> Kernel {
+    /// The kernel that computes `self` in class `c`: transcendental functions of floats
+    /// come from the math library (f64, or f32 through it), the others from unary.comp.
+    pub(crate) fn kernel(self, c: Compute) -> Kernel {
         if c == Compute::F64 && self.is_transcendental() {
             Kernel::F64Math(self.name())
         } else if c == Compute::F32 && self.is_transcendental() && f32_via_f64() {
@@ -269,7 +302,8 @@ impl UnaryOp {
         }
     }
 
-    fn supported(self, c: Compute) -> bool {
+    /// Whether the unary kernels compute `self` in class `c`.
+    pub(crate) fn supported(self, c: Compute) -> bool {
         use UnaryOp::*;
         match c {
             Compute::F32 | Compute::F64 => {
@@ -295,7 +329,23 @@ impl UnaryOp {
     }
 
     /// Predicates compute in the input's type and store 0/1.
-    fn is_predicate(self) -> bool {
+    /// The class `unary` computes `self` in for an input of type `t` and a result of type
+    /// `out`, before `exact_float` looks at the input's values.
+    pub(crate) fn class(self, t: DType, out: DType) -> Compute {
+        if self.is_predicate()
+            || self == UnaryOp::CountLeadingZeros
+            || self == UnaryOp::PopulationCount
+        {
+            t.compute()
+        } else if out.is_float() && t.is_int() && self != UnaryOp::Identity {
+            super::loading(out.compute(), &[t])
+        } else {
+            Compute::for_conversion(t, out)
+        }
+    }
+
+    /// is_nan and is_infinity compute in the input's class and store 0/1.
+    pub(crate) fn is_predicate(self) -> bool {
         matches!(self, UnaryOp::IsNan | UnaryOp::IsInfinity)
     }
 }
@@ -311,18 +361,7 @@ pub fn binary(
     if super::complex::involved(&[a.dtype, b.dtype, out_type]) {
         return super::complex::binary(op, a, b, out_shape, out_type);
     }
-    let merged = DType::merge(a.dtype, b.dtype);
-    let (compute, rounds_to) = if op.is_predicate() {
-        (merged.compute(), merged)
-    } else if op == BinaryOp::Divide
-        || op == BinaryOp::Atan2
-        || op == BinaryOp::Pow && out_type.is_float()
-    {
-        (out_type.compute(), out_type)
-    } else {
-        (DType::merge(merged, out_type).compute(), out_type)
-    };
-    let compute = super::loading(compute, &[a.dtype, b.dtype]);
+    let (compute, rounds_to) = op.class(a.dtype, b.dtype, out_type);
     let compute = super::exact_float(compute, rounds_to, &[a, b]);
     if !op.supported(compute) {
         return Err(crate::unsupported!(
@@ -342,13 +381,7 @@ pub fn binary(
     }
     let (d, s) = simplify(out_shape, &[sa, sb])?;
     let ops = op as u32 | a.dtype.code() << 8 | b.dtype.code() << 16 | out_type.code() << 24;
-    let kernel = match (op, compute) {
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F64) => Kernel::F64Math(op.name()),
-        (BinaryOp::Pow | BinaryOp::Atan2, Compute::F32) if f32_via_f64() => {
-            Kernel::F32ViaF64(op.name())
-        }
-        _ => Kernel::Binary(compute),
-    };
+    let kernel = op.kernel(compute);
     // The library kernels (F64Math, F32ViaF64) are built without the vec4 paths.
     let plain = kernel == Kernel::Binary(compute);
     let mut modes = access_mode(&d, &s[0]) | access_mode(&d, &s[1]) << 2;
@@ -486,18 +519,13 @@ pub fn unary(op: UnaryOp, t: &Tensor, out_type: DType) -> Result<Tensor> {
         UnaryOp::Imag => UnaryOp::Zero,
         op => op,
     };
-    let compute = if op.is_predicate()
-        || op == UnaryOp::CountLeadingZeros
-        || op == UnaryOp::PopulationCount
-    {
-        t.dtype.compute()
-    } else if out_type.is_float() && t.dtype.is_int() && op != UnaryOp::Identity {
-        // A float function of integers: of their exact values, as Nx computes it (the
-        // conversion alone, `Identity`, rounds once in any class).
-        let c = super::loading(out_type.compute(), &[t.dtype]);
-        super::exact_float(c, out_type, &[t])
+    let compute = op.class(t.dtype, out_type);
+    // A float function of integers: of their exact values, as Nx computes it (the
+    // conversion alone, `Identity`, rounds once in any class).
+    let compute = if out_type.is_float() && t.dtype.is_int() && op != UnaryOp::Identity {
+        super::exact_float(compute, out_type, &[t])
     } else {
-        Compute::for_conversion(t.dtype, out_type)
+        compute
     };
     if !op.supported(compute) {
         return Err(crate::unsupported!(

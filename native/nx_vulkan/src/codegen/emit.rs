@@ -1,0 +1,311 @@
+//! Emits a generated kernel: its class's library plus a `main` that walks the domain
+//! (grid-stride, as the static kernels) and, at each point, loads the inputs, calls the
+//! library's `unary_apply` / `binary_apply` for each node and stores the outputs, each
+//! through the library's typed `load_elem` / `store_elem`. Sizes, strides, types and op
+//! codes are constants of the module; tensor addresses are push constants.
+
+use super::ir::{Group, Node};
+use super::library::{finish, Function, Library};
+use crate::dtype::{Compute, DType};
+use crate::error::{Error, Result};
+use crate::ops::elementwise::UnaryOp;
+use crate::ops::layout::contiguous_strides;
+use rspirv::binary::Assemble;
+use rspirv::dr::Builder;
+use rspirv::spirv::{
+    ExecutionMode, ExecutionModel, FunctionControl, LoopControl, StorageClass, Word,
+};
+
+/// Workgroup width (LocalSize), as the static element-wise kernels.
+pub const GROUP_WIDTH: u32 = 256;
+
+impl From<rspirv::dr::Error> for Error {
+    fn from(e: rspirv::dr::Error) -> Error {
+        Error::Vulkan(format!("emitting a generated kernel: {e:?}"))
+    }
+}
+
+/// The SPIR-V words of `group`'s kernel, computing in `class` with `library`.
+pub fn emit(group: &Group, class: Compute, library: &Library) -> Result<Vec<u32>> {
+    let mut e = Emitter::new(library, class)?;
+    e.main(group)?;
+    let main = e.main_id;
+    let mut module = e.b.module();
+    finish(&mut module, main);
+    Ok(module.assemble())
+}
+
+/// The functions a kernel calls, with one Function-storage variable per parameter: glslang
+/// passes arguments by pointer, and calls never overlap, so one set per function serves.
+struct Callee {
+    f: Function,
+    args: Vec<Word>,
+}
+
+struct Emitter<'l> {
+    b: Builder,
+    library: &'l Library,
+    uint: Word,
+    int: Word,
+    main_id: Word,
+    load: Option<Callee>,
+    store: Option<Callee>,
+    unary: Option<Callee>,
+    binary: Option<Callee>,
+}
+
+impl<'l> Emitter<'l> {
+    fn new(library: &'l Library, class: Compute) -> Result<Self> {
+        let mut b = Builder::new_from_module(library.kernel_module());
+        let uint = b.type_int(32, 0);
+        let int = b.type_int(32, 1);
+        if matches!(class, Compute::C64 | Compute::C128) {
+            return Err(crate::unsupported!(
+                "no generated kernels compute in {class:?}"
+            ));
+        }
+        let main_id = b.id();
+        Ok(Emitter {
+            b,
+            library,
+            uint,
+            int,
+            main_id,
+            load: None,
+            store: None,
+            unary: None,
+            binary: None,
+        })
+    }
+
+    fn u32(&mut self, v: u32) -> Word {
+        let uint = self.uint;
+        self.b.constant_bit32(uint, v)
+    }
+
+    /// The variables of a library function's parameters, declared where `main`'s
+    /// variables must be: at the start of its first block.
+    fn callee(&mut self, name: &str) -> Result<Callee> {
+        let f = self.library.function(name)?.clone();
+        let args = f
+            .params
+            .iter()
+            .map(|&ptr| self.b.variable(ptr, None, StorageClass::Function, None))
+            .collect();
+        Ok(Callee { f, args })
+    }
+
+    /// Calls `callee` with `values`, each stored to its parameter's variable first.
+    fn call(b: &mut Builder, callee: &Callee, values: &[Word]) -> Result<Word> {
+        for (&var, &v) in callee.args.iter().zip(values) {
+            b.store(var, v, None, [])?;
+        }
+        Ok(b.function_call(callee.f.returns, None, callee.f.id, callee.args.clone())?)
+    }
+
+    fn main(&mut self, group: &Group) -> Result<()> {
+        let void = self.b.type_void();
+        let fn_void = self.b.type_function(void, []);
+        let uvec2 = self.b.type_vector(self.uint, 2);
+        let uvec3 = self.b.type_vector(self.uint, 3);
+        let bool_t = self.b.type_bool();
+        let push_uvec2 = self.b.type_pointer(None, StorageClass::PushConstant, uvec2);
+
+        self.b
+            .begin_function(void, Some(self.main_id), FunctionControl::NONE, fn_void)?;
+        self.b.begin_block(None)?;
+        let uses_unary = group.nodes.iter().any(|n| matches!(n, Node::Unary(..)));
+        let uses_binary = group.nodes.iter().any(|n| matches!(n, Node::Binary(..)));
+        self.load = Some(self.callee("load_elem")?);
+        self.store = Some(self.callee("store_elem")?);
+        if uses_unary {
+            self.unary = Some(self.callee("unary_apply")?);
+        }
+        if uses_binary {
+            self.binary = Some(self.callee("binary_apply")?);
+        }
+
+        // The first element and the grid's stride: global_index() and global_threads().
+        let (global_id, num_groups) = (self.library.global_id, self.library.num_groups);
+        let gid = self.b.load(uvec3, None, global_id, None, [])?;
+        let groups = self.b.load(uvec3, None, num_groups, None, [])?;
+        let (uint, width) = (self.uint, self.u32(GROUP_WIDTH));
+        let gx = self.b.composite_extract(uint, None, gid, [0])?;
+        let gy = self.b.composite_extract(uint, None, gid, [1])?;
+        let nx = self.b.composite_extract(uint, None, groups, [0])?;
+        let ny = self.b.composite_extract(uint, None, groups, [1])?;
+        let row = self.b.i_mul(uint, None, nx, width)?;
+        let y_part = self.b.i_mul(uint, None, gy, row)?;
+        let start = self.b.i_add(uint, None, gx, y_part)?;
+        let stride = self.b.i_mul(uint, None, row, ny)?;
+        let n = crate::tensor::numel(&group.shape).unwrap_or(0) as u32;
+        let n = self.u32(n);
+
+        // Tensor addresses, read once.
+        let mut addrs = Vec::new();
+        for k in 0..group.inputs.len() + group.outputs.len() {
+            let zero = self.b.constant_bit32(self.int, 0);
+            let index = self.b.constant_bit32(self.int, k as u32);
+            let ptr = self
+                .b
+                .access_chain(push_uvec2, None, self.library.push, [zero, index])?;
+            addrs.push(self.b.load(uvec2, None, ptr, None, [])?);
+        }
+
+        let (header, body, cont, merge) = (self.b.id(), self.b.id(), self.b.id(), self.b.id());
+        let entry_label = self.current_label();
+        let (i, next) = (self.b.id(), self.b.id());
+        self.b.branch(header)?;
+
+        self.b.begin_block(Some(header))?;
+        self.b
+            .phi(uint, Some(i), [(start, entry_label), (next, cont)])?;
+        let more = self.b.u_less_than(bool_t, None, i, n)?;
+        self.b.loop_merge(merge, cont, LoopControl::NONE, [])?;
+        self.b.branch_conditional(more, body, merge, [])?;
+
+        self.b.begin_block(Some(body))?;
+        let mut values: Vec<Word> = Vec::with_capacity(group.nodes.len());
+        for node in &group.nodes {
+            let v = match *node {
+                Node::Input(k) => {
+                    let view = &group.inputs[k];
+                    let index = self.index(i, &group.shape, &view.strides, view.offset)?;
+                    let ty = self.u32(view.dtype.code());
+                    let load = self.load.as_ref().expect("declared above");
+                    Self::call(&mut self.b, load, &[addrs[k], ty, index])?
+                }
+                Node::Unary(op, a, _) => {
+                    // On real values the conjugate is the value and the imaginary part
+                    // zero, as `ops::elementwise::unary` runs them.
+                    let op = match op {
+                        UnaryOp::Conjugate => UnaryOp::Identity,
+                        UnaryOp::Imag => UnaryOp::Zero,
+                        op => op,
+                    };
+                    let code = self.u32(op as u32);
+                    let bits = self.u32(type_bits(group.dtype(a)));
+                    let unary = self.unary.as_ref().expect("declared above");
+                    Self::call(&mut self.b, unary, &[code, values[a], bits])?
+                }
+                Node::Binary(op, a, b, _) => {
+                    let code = self.u32(op as u32);
+                    let binary = self.binary.as_ref().expect("declared above");
+                    Self::call(&mut self.b, binary, &[code, values[a], values[b]])?
+                }
+            };
+            values.push(v);
+        }
+        for (j, &o) in group.outputs.iter().enumerate() {
+            let ty = self.u32(group.dtype(o).code());
+            let store = self.store.as_ref().expect("declared above");
+            Self::call(
+                &mut self.b,
+                store,
+                &[addrs[group.inputs.len() + j], ty, i, values[o]],
+            )?;
+        }
+        self.b.branch(cont)?;
+
+        self.b.begin_block(Some(cont))?;
+        self.b.i_add(uint, Some(next), i, stride)?;
+        self.b.branch(header)?;
+
+        self.b.begin_block(Some(merge))?;
+        self.b.ret()?;
+        self.b.end_function()?;
+
+        // Every global variable the module declares is in the interface (SPIR-V 1.4+
+        // lists all that the entry point's call tree uses).
+        let interface: Vec<Word> = self
+            .b
+            .module_ref()
+            .types_global_values
+            .iter()
+            .filter(|inst| inst.class.opcode == rspirv::spirv::Op::Variable)
+            .filter_map(|inst| inst.result_id)
+            .collect();
+        self.b
+            .entry_point(ExecutionModel::GLCompute, self.main_id, "main", interface);
+        self.b
+            .execution_mode(self.main_id, ExecutionMode::LocalSize, [GROUP_WIDTH, 1, 1]);
+        Ok(())
+    }
+
+    /// The label of the block being built.
+    fn current_label(&self) -> Word {
+        let m = self.b.module_ref();
+        let f = self.b.selected_function().expect("in main");
+        let blk = self.b.selected_block().expect("in a block");
+        m.functions[f].blocks[blk]
+            .label
+            .as_ref()
+            .and_then(|l| l.result_id)
+            .expect("blocks have labels")
+    }
+
+    /// The element of a view for domain index `i`: `offset + i` where the view walks the
+    /// domain contiguously, `offset` where it broadcasts one element, otherwise the sum
+    /// of each coordinate times its stride (32-bit wrapping, as the static kernels).
+    fn index(
+        &mut self,
+        i: Word,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Word> {
+        let uint = self.uint;
+        let used: Vec<(usize, isize)> = shape
+            .iter()
+            .zip(strides)
+            .filter(|(&d, _)| d != 1)
+            .map(|(&d, &s)| (d, s))
+            .collect();
+        let offset_c = self.u32(offset as u32);
+        if used.iter().all(|&(_, s)| s == 0) {
+            return Ok(offset_c);
+        }
+        let dims: Vec<usize> = used.iter().map(|&(d, _)| d).collect();
+        let contiguous = contiguous_strides(&dims);
+        if used.iter().map(|&(_, s)| s).eq(contiguous.iter().copied()) {
+            return if offset == 0 {
+                Ok(i)
+            } else {
+                Ok(self.b.i_add(uint, None, i, offset_c)?)
+            };
+        }
+        let mut acc = offset_c;
+        let mut rem = i;
+        for (k, &(dim, stride)) in used.iter().enumerate().rev() {
+            let dim_c = self.u32(dim as u32);
+            let coord = if k == 0 {
+                rem
+            } else {
+                self.b.u_mod(uint, None, rem, dim_c)?
+            };
+            if stride != 0 {
+                let stride_c = self.u32(stride as i32 as u32);
+                let term = self.b.i_mul(uint, None, coord, stride_c)?;
+                acc = self.b.i_add(uint, None, acc, term)?;
+            }
+            if k > 0 {
+                rem = self.b.u_div(uint, None, rem, dim_c)?;
+            }
+        }
+        Ok(acc)
+    }
+}
+
+/// The width unary.comp's `type_bits` gives a type (for count_leading_zeros and
+/// population_count).
+fn type_bits(t: DType) -> u32 {
+    if t.is_int() {
+        t.bits() as u32
+    } else if matches!(t, DType::F16 | DType::BF16) {
+        16
+    } else if t == DType::F64 {
+        64
+    } else {
+        32
+    }
+}

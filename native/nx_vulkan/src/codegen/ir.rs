@@ -1,0 +1,199 @@
+//! The IR of a generated kernel: element-wise ops over one domain, as SSA nodes that read
+//! the group's inputs through views and each other, computing in one class.
+//!
+//! A group computes what the unfused ops compute only where keeping a value in a
+//! register equals storing it and loading it back. [`Group::check`] accepts a group where
+//! it does: every node computes in the class its unfused kernel would (`ops::elementwise`
+//! decides, by the node's operand and result types), that kernel is the plain unary or
+//! binary one (not a math library module), and every node's result type stores the
+//! class exactly (f32 for the f32 class, s64 for i64, ...) or holds 0/1 (a comparison's
+//! u8). Inputs are stored in the class's type or are u8, which load exactly.
+
+use crate::dtype::{Compute, DType};
+use crate::error::Result;
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::tensor::numel;
+
+/// Most inputs plus outputs of a group: one address each in the push constants.
+pub const MAX_BUFFERS: usize = 12;
+/// Most nodes of a group.
+pub const MAX_NODES: usize = 64;
+
+/// How a kernel reads an input: element `offset + sum(coordinate[d] * strides[d])` of its
+/// buffer for each point of the domain. Zero strides broadcast.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct View {
+    pub dtype: DType,
+    pub strides: Vec<isize>,
+    pub offset: usize,
+}
+
+/// One value of the group, computed at every point of the domain.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Node {
+    /// Input `k`, read through its view.
+    Input(usize),
+    /// A unary op of an earlier node, with the type Nx gives its result.
+    Unary(UnaryOp, usize, DType),
+    /// A binary op of two earlier nodes, with the type Nx gives its result.
+    Binary(BinaryOp, usize, usize, DType),
+}
+
+/// A generated element-wise kernel: inputs, nodes in order, and the nodes stored as
+/// outputs, each a contiguous tensor of the domain's shape.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Group {
+    pub shape: Vec<usize>,
+    pub inputs: Vec<View>,
+    pub nodes: Vec<Node>,
+    pub outputs: Vec<usize>,
+}
+
+impl Group {
+    /// The type of node `i`'s values.
+    pub fn dtype(&self, i: usize) -> DType {
+        match self.nodes[i] {
+            Node::Input(k) => self.inputs[k].dtype,
+            Node::Unary(_, _, t) | Node::Binary(_, _, _, t) => t,
+        }
+    }
+
+    /// The class every node computes in, if the group computes what its ops unfused do
+    /// (see the module's doc); an error naming the first node that does not otherwise.
+    pub fn check(&self) -> Result<Compute> {
+        let n = numel(&self.shape)?;
+        if self.inputs.len() + self.outputs.len() > MAX_BUFFERS {
+            return Err(crate::unsupported!(
+                "a generated kernel takes at most {MAX_BUFFERS} inputs and outputs, not {}",
+                self.inputs.len() + self.outputs.len()
+            ));
+        }
+        if self.nodes.is_empty() || self.nodes.len() > MAX_NODES || self.outputs.is_empty() {
+            return Err(crate::invalid!(
+                "a generated kernel needs 1 to {MAX_NODES} nodes and an output, not {} and {}",
+                self.nodes.len(),
+                self.outputs.len()
+            ));
+        }
+        if n > i32::MAX as usize {
+            return Err(crate::unsupported!(
+                "a generated kernel covers at most 2^31 - 1 elements, not {n}"
+            ));
+        }
+        for (k, v) in self.inputs.iter().enumerate() {
+            if v.strides.len() != self.shape.len() {
+                return Err(crate::invalid!(
+                    "input {k} has {} strides for a domain of rank {}",
+                    v.strides.len(),
+                    self.shape.len()
+                ));
+            }
+        }
+        let mut class = None;
+        for (i, node) in self.nodes.iter().enumerate() {
+            let earlier = |j: usize| {
+                if j < i {
+                    Ok(())
+                } else {
+                    Err(crate::invalid!(
+                        "node {i} reads node {j}, which is not earlier"
+                    ))
+                }
+            };
+            let node_class = match *node {
+                Node::Input(k) => {
+                    if k >= self.inputs.len() {
+                        return Err(crate::invalid!(
+                            "node {i} reads input {k} of {}",
+                            self.inputs.len()
+                        ));
+                    }
+                    continue;
+                }
+                Node::Unary(op, a, out) => {
+                    earlier(a)?;
+                    let t = self.dtype(a);
+                    let c = op.class(t, out);
+                    let float_of_int = out.is_float() && t.is_int() && op != UnaryOp::Identity;
+                    if float_of_int
+                        || !op.supported(c)
+                        || op.kernel(c) != crate::kernels::Kernel::Unary(c)
+                    {
+                        return Err(unfusable(i, op.name(), c));
+                    }
+                    exact_result(i, out, c, op.is_predicate())?;
+                    c
+                }
+                Node::Binary(op, a, b, out) => {
+                    earlier(a)?;
+                    earlier(b)?;
+                    let (c, _) = op.class(self.dtype(a), self.dtype(b), out);
+                    if !op.supported(c) || op.kernel(c) != crate::kernels::Kernel::Binary(c) {
+                        return Err(unfusable(i, op.name(), c));
+                    }
+                    exact_result(i, out, c, op.is_predicate())?;
+                    c
+                }
+            };
+            match class {
+                None => class = Some(node_class),
+                Some(c) if c == node_class => {}
+                Some(c) => {
+                    return Err(crate::unsupported!(
+                        "node {i} computes in {node_class:?}, the group in {c:?}"
+                    ))
+                }
+            }
+        }
+        // A group of inputs alone copies them: in the class of the first.
+        let class = class.unwrap_or_else(|| self.dtype(0).compute());
+        for (k, v) in self.inputs.iter().enumerate() {
+            if v.dtype != storage(class) && v.dtype != DType::U8 {
+                return Err(crate::unsupported!(
+                    "input {k} is {}, which a group computing in {class:?} does not load exactly",
+                    v.dtype.name()
+                ));
+            }
+        }
+        for &o in &self.outputs {
+            if o >= self.nodes.len() {
+                return Err(crate::invalid!("output node {o} of {}", self.nodes.len()));
+            }
+        }
+        if matches!(class, Compute::C64 | Compute::C128) {
+            return Err(crate::unsupported!("complex values are not generated yet"));
+        }
+        Ok(class)
+    }
+}
+
+/// The type whose storage is exactly the class's values.
+pub fn storage(c: Compute) -> DType {
+    match c {
+        Compute::F32 => DType::F32,
+        Compute::F64 => DType::F64,
+        Compute::I32 => DType::S32,
+        Compute::U32 => DType::U32,
+        Compute::I64 => DType::S64,
+        Compute::U64 => DType::U64,
+        Compute::C64 => DType::C64,
+        Compute::C128 => DType::C128,
+    }
+}
+
+fn unfusable(i: usize, op: &str, c: Compute) -> crate::error::Error {
+    crate::unsupported!("node {i} ({op} in {c:?}) runs a kernel that is not generated yet")
+}
+
+/// Whether node `i`'s result, of type `out` in class `c`, stays what a store and a load
+/// would make of it.
+fn exact_result(i: usize, out: DType, c: Compute, predicate: bool) -> Result<()> {
+    if out == storage(c) || predicate && out == DType::U8 {
+        Ok(())
+    } else {
+        Err(crate::unsupported!(
+            "node {i} rounds its {c:?} result to {}: generated kernels keep values in {c:?}",
+            out.name()
+        ))
+    }
+}

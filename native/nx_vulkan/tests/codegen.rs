@@ -1,0 +1,444 @@
+//! Generated kernels (src/codegen) against the static kernels: every unary and binary op
+//! that a group accepts, in every class, run as a one-op generated kernel gives the bytes
+//! of `ops::elementwise` on the same special and random values (NaN as any NaN: both
+//! store Nx's one pattern through `store_elem`, but the static fast paths store the
+//! hardware's); chains of ops with broadcast and transposed views give the bytes of the
+//! ops run one by one; `Group::check` refuses what would round differently; every module
+//! passes spirv-val.
+
+use nx_vulkan::codegen::{self, Group, Node, View};
+use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp, BINARY_OPS, UNARY_OPS};
+use nx_vulkan::ops::layout::contiguous_strides;
+use nx_vulkan::{DType, Error, Tensor};
+
+const CLASSES: [DType; 6] = [
+    DType::F32,
+    DType::F64,
+    DType::S32,
+    DType::U32,
+    DType::S64,
+    DType::U64,
+];
+
+/// A deterministic stream of 64-bit words (SplitMix64).
+struct Bits(u64);
+
+impl Bits {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `n` elements of `dtype`'s bytes: its special values first (zeros, subnormals, NaN,
+/// infinities, extremes, small integers), then random bit patterns and small values.
+fn sample(dtype: DType, n: usize, seed: u64) -> Vec<u8> {
+    let mut bits = Bits(seed);
+    let mut out = Vec::with_capacity(n * dtype.size());
+    let specials: Vec<u64> = match dtype {
+        DType::F32 => [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            3.0,
+            -7.5,
+            1e-40,
+            -1e-40,
+            1.17e-38,
+            f32::MAX,
+            f32::MIN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            33.0,
+            31.0,
+            0.1,
+        ]
+        .iter()
+        .map(|v| v.to_bits() as u64)
+        .collect(),
+        DType::F64 => [
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            3.0,
+            -7.5,
+            1e-310,
+            -1e-310,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            63.0,
+            64.0,
+            0.1,
+        ]
+        .iter()
+        .map(|v| v.to_bits())
+        .collect(),
+        _ => {
+            let w = dtype.bits() as u32;
+            let max = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+            vec![
+                0,
+                1,
+                2,
+                3,
+                31,
+                32,
+                33,
+                63,
+                64,
+                max,
+                max - 1,
+                max >> 1,
+                (max >> 1) + 1,
+                7,
+                100,
+            ]
+        }
+    };
+    for k in 0..n {
+        let v = if k < specials.len() {
+            specials[k]
+        } else if k % 3 == 0 {
+            // Small values: shifts, comparisons and powers that stay in range.
+            match dtype {
+                DType::F32 => ((bits.next() % 200) as f32 / 8.0 - 12.0).to_bits() as u64,
+                DType::F64 => ((bits.next() % 200) as f64 / 8.0 - 12.0).to_bits(),
+                _ => bits.next() % 40,
+            }
+        } else {
+            bits.next()
+        };
+        out.extend_from_slice(&v.to_le_bytes()[..dtype.size()]);
+    }
+    out
+}
+
+fn tensor(dtype: DType, shape: &[usize], seed: u64) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::from_bytes(shape, dtype, &sample(dtype, n, seed)).expect("upload")
+}
+
+fn contiguous(dtype: DType, shape: &[usize]) -> View {
+    View {
+        dtype,
+        strides: contiguous_strides(shape),
+        offset: 0,
+    }
+}
+
+/// Whether the bytes of one element of `dtype` are a NaN.
+fn is_nan(dtype: DType, b: &[u8]) -> bool {
+    match dtype {
+        DType::F32 => f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        DType::F64 => f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        _ => false,
+    }
+}
+
+/// Asserts equal bytes element by element, any NaN equal to any NaN.
+fn assert_same(what: &str, dtype: DType, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.dtype, want.dtype, "{what}: type");
+    assert_eq!(got.shape, want.shape, "{what}: shape");
+    let (g, w) = (got.to_bytes().unwrap(), want.to_bytes().unwrap());
+    let size = dtype.size();
+    for (k, (a, b)) in g.chunks(size).zip(w.chunks(size)).enumerate() {
+        if a != b && !(is_nan(dtype, a) && is_nan(dtype, b)) {
+            panic!("{what}: element {k} is {a:02x?}, the ops one by one give {b:02x?}");
+        }
+    }
+}
+
+fn spirv_val(words: &[u32], what: &str) {
+    let path = std::env::temp_dir().join(format!("nx_vulkan_codegen_{}.spv", std::process::id()));
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).unwrap();
+    let out = std::process::Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.2"])
+        .arg(&path)
+        .output()
+        .expect("spirv-val (Debian's spirv-tools) checks every generated module");
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        out.status.success(),
+        "{what}: spirv-val rejects the module:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The Nx result type of a binary op on two `t` operands.
+fn binary_out(op: BinaryOp, t: DType) -> DType {
+    let predicate = matches!(
+        op,
+        BinaryOp::Equal
+            | BinaryOp::NotEqual
+            | BinaryOp::Greater
+            | BinaryOp::Less
+            | BinaryOp::GreaterEqual
+            | BinaryOp::LessEqual
+            | BinaryOp::LogicalAnd
+            | BinaryOp::LogicalOr
+            | BinaryOp::LogicalXor
+    );
+    if predicate {
+        DType::U8
+    } else if matches!(op, BinaryOp::Divide | BinaryOp::Atan2) && t.is_int() {
+        DType::F32
+    } else {
+        t
+    }
+}
+
+#[test]
+fn one_op_kernels_give_the_bytes_of_the_static_kernels() {
+    let shape = [3, 97];
+    let mut generated = Vec::new();
+    for t in CLASSES {
+        let a = tensor(t, &shape, 1);
+        let b = tensor(t, &shape, 2);
+        for (name, op) in BINARY_OPS {
+            let out = binary_out(op, t);
+            let group = Group {
+                shape: shape.to_vec(),
+                inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
+                nodes: vec![Node::Input(0), Node::Input(1), Node::Binary(op, 0, 1, out)],
+                outputs: vec![2],
+            };
+            if group.check().is_err() {
+                continue;
+            }
+            let what = format!("{name} on {}", t.name());
+            spirv_val(&codegen::spirv(&group).unwrap(), &what);
+            let got = codegen::run(&group, &[&a, &b]).unwrap();
+            let want = binary(op, &a, &b, &shape, out).unwrap();
+            assert_same(&what, out, &got[0], &want);
+            generated.push(what);
+        }
+        for (name, op) in UNARY_OPS {
+            let out = if matches!(op, UnaryOp::IsNan | UnaryOp::IsInfinity) {
+                DType::U8
+            } else {
+                t
+            };
+            let group = Group {
+                shape: shape.to_vec(),
+                inputs: vec![contiguous(t, &shape)],
+                nodes: vec![Node::Input(0), Node::Unary(op, 0, out)],
+                outputs: vec![1],
+            };
+            if group.check().is_err() {
+                continue;
+            }
+            let what = format!("{name} on {}", t.name());
+            spirv_val(&codegen::spirv(&group).unwrap(), &what);
+            let got = codegen::run(&group, &[&a]).unwrap();
+            let want = unary(op, &a, out).unwrap();
+            assert_same(&what, out, &got[0], &want);
+            generated.push(what);
+        }
+    }
+    // The ops every class generates (the others run library kernels or need conversions).
+    for t in CLASSES {
+        for op in [
+            "add", "subtract", "multiply", "min", "max", "less", "equal", "negate", "abs",
+        ] {
+            let what = format!("{op} on {}", t.name());
+            assert!(generated.contains(&what), "{what} was not generated");
+        }
+    }
+    for what in [
+        "divide on f32",
+        "sqrt on f64",
+        "bitwise_and on s64",
+        "left_shift on u32",
+        "floor on f32",
+    ] {
+        assert!(
+            generated.contains(&what.to_string()),
+            "{what} was not generated"
+        );
+    }
+    eprintln!("{} one-op kernels generated", generated.len());
+}
+
+/// A dense layer's forward and ReLU gradient in one kernel, against the ops one by one:
+/// y = max(x * w + b, 0) with `b` broadcast over rows and `w` read transposed, and
+/// g = (x * w + b > 0) * dy, two outputs.
+#[test]
+fn chains_with_views_give_the_bytes_of_the_ops_one_by_one() {
+    let f = DType::F32;
+    let (rows, cols) = (33, 70);
+    let shape = [rows, cols];
+    let x = tensor(f, &shape, 3);
+    let wt = tensor(f, &[cols, rows], 4); // w = wt transposed
+    let bias = tensor(f, &[cols], 5);
+    let dy = tensor(f, &shape, 6);
+    let zero = Tensor::from_bytes(&[1], f, &0.0f32.to_le_bytes()).unwrap();
+    let group = Group {
+        shape: shape.to_vec(),
+        inputs: vec![
+            contiguous(f, &shape),
+            View {
+                dtype: f,
+                strides: vec![1, rows as isize],
+                offset: 0,
+            },
+            View {
+                dtype: f,
+                strides: vec![0, 1],
+                offset: 0,
+            },
+            contiguous(f, &shape),
+            View {
+                dtype: f,
+                strides: vec![0, 0],
+                offset: 0,
+            },
+        ],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Input(2),
+            Node::Input(3),
+            Node::Input(4),
+            Node::Binary(BinaryOp::Multiply, 0, 1, f),
+            Node::Binary(BinaryOp::Add, 5, 2, f),
+            Node::Binary(BinaryOp::Max, 6, 4, f),
+            Node::Binary(BinaryOp::Greater, 6, 4, DType::U8),
+            Node::Binary(BinaryOp::Multiply, 8, 3, f),
+        ],
+        outputs: vec![7, 9],
+    };
+    spirv_val(&codegen::spirv(&group).unwrap(), "dense layer");
+    let got = codegen::run(&group, &[&x, &wt, &bias, &dy, &zero]).unwrap();
+
+    let w = nx_vulkan::ops::shape::transpose(&wt, &[1, 0]).unwrap();
+    let xw = binary(BinaryOp::Multiply, &x, &w, &shape, f).unwrap();
+    let z = binary(BinaryOp::Add, &xw, &bias, &shape, f).unwrap();
+    let y = binary(BinaryOp::Max, &z, &zero, &shape, f).unwrap();
+    let positive = binary(BinaryOp::Greater, &z, &zero, &shape, DType::U8).unwrap();
+    let g = binary(BinaryOp::Multiply, &positive, &dy, &shape, f).unwrap();
+    assert_same("y", f, &got[0], &y);
+    assert_same("g", f, &got[1], &g);
+}
+
+#[test]
+fn integer_chains_wrap_as_the_ops_one_by_one() {
+    let t = DType::S64;
+    let shape = [5, 41];
+    let (a, b) = (tensor(t, &shape, 7), tensor(t, &shape, 8));
+    let group = Group {
+        shape: shape.to_vec(),
+        inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Multiply, 0, 1, t),
+            Node::Binary(BinaryOp::Quotient, 2, 0, t),
+            Node::Binary(BinaryOp::BitwiseXor, 3, 1, t),
+            Node::Unary(UnaryOp::Negate, 4, t),
+        ],
+        outputs: vec![5],
+    };
+    let got = codegen::run(&group, &[&a, &b]).unwrap();
+    let p = binary(BinaryOp::Multiply, &a, &b, &shape, t).unwrap();
+    let q = binary(BinaryOp::Quotient, &p, &a, &shape, t).unwrap();
+    let x = binary(BinaryOp::BitwiseXor, &q, &b, &shape, t).unwrap();
+    let want = unary(UnaryOp::Negate, &x, t).unwrap();
+    assert_same("-((a * b) / a ^ b)", t, &got[0], &want);
+}
+
+#[test]
+fn groups_that_would_round_differently_are_refused() {
+    let f = DType::F32;
+    let shape = vec![4];
+    let two = |nodes: Vec<Node>, inputs: Vec<View>| Group {
+        shape: shape.clone(),
+        inputs,
+        outputs: vec![nodes.len() - 1],
+        nodes,
+    };
+    // An f16 intermediate: stored, it would round.
+    let f16_result = two(
+        vec![
+            Node::Input(0),
+            Node::Input(0),
+            Node::Binary(BinaryOp::Add, 0, 1, DType::F16),
+        ],
+        vec![contiguous(f, &shape)],
+    );
+    // exp of f32 on a device with f64 runs a library kernel; of f64 always.
+    let exp_f64 = two(
+        vec![Node::Input(0), Node::Unary(UnaryOp::Exp, 0, DType::F64)],
+        vec![contiguous(DType::F64, &shape)],
+    );
+    // An s32 input to an f32 op: the static kernel may compute it in f64.
+    let int_input = two(
+        vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Add, 0, 1, f),
+        ],
+        vec![contiguous(f, &shape), contiguous(DType::S32, &shape)],
+    );
+    // Two classes in one group.
+    let mixed = two(
+        vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Add, 0, 0, f),
+            Node::Binary(BinaryOp::Add, 1, 1, DType::F64),
+        ],
+        vec![contiguous(f, &shape), contiguous(DType::F64, &shape)],
+    );
+    for (what, group) in [
+        ("f16 intermediate", f16_result),
+        ("f64 exp", exp_f64),
+        ("s32 input", int_input),
+        ("two classes", mixed),
+    ] {
+        assert!(
+            matches!(group.check(), Err(Error::Unsupported(_))),
+            "{what}: {:?}",
+            group.check()
+        );
+    }
+}
+
+#[test]
+fn views_past_their_tensor_are_errors() {
+    let f = DType::F32;
+    let t = tensor(f, &[10], 9);
+    let group = Group {
+        shape: vec![4, 3],
+        inputs: vec![View {
+            dtype: f,
+            strides: vec![3, 1],
+            offset: 0,
+        }],
+        nodes: vec![Node::Input(0), Node::Unary(UnaryOp::Negate, 0, f)],
+        outputs: vec![1],
+    };
+    match codegen::run(&group, &[&t]) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("elements 0..=11"), "{m}"),
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("a view past its tensor ran"),
+    }
+    let wrong_type = tensor(DType::F64, &[12], 9);
+    assert!(matches!(
+        codegen::run(&group, &[&wrong_type]),
+        Err(Error::InvalidArgument(_))
+    ));
+}
