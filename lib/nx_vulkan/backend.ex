@@ -218,6 +218,20 @@ defmodule Nx.Vulkan.Backend do
     run(:block, [out | args], out, fused, fn _msg -> apply(fun, [f | args]) end)
   end
 
+  # A generated kernel's group of Nx.Vulkan.Compiler: one launch. Where the engine does
+  # not generate it, the block's default function runs the ops one by one, each as a
+  # callback of this backend.
+  def block(%Nx.Vulkan.Generated{} = g, %T{} = out, args, fun) do
+    generated = fn ->
+      refs = Enum.map(args, &ref!/1)
+      views = Enum.map(g.views, fn {type, strides, offset} -> {type_name(type), strides, offset} end)
+      nodes = Enum.map(g.nodes, fn {name, a, b, c, type, v} -> {name, a, b, c, type_name(type), v} end)
+      Native.t_generated(g.shape, views, nodes, g.output, refs)
+    end
+
+    run(:block, [out | args], out, generated, fn _msg -> apply(fun, [g | args]) end)
+  end
+
   def block(struct, _output, args, fun), do: apply(fun, [struct | args])
 
   ## Creation

@@ -36,7 +36,8 @@ defmodule Nx.Vulkan.Compiler do
 
   ## Options
 
-    * `:fuse` - `false` turns fusion off (default `true`)
+    * `:fuse` - `false` turns fusion and generated kernels off (default `true`)
+    * `:generate` - `false` turns generated kernels off, keeping fusion (default `true`)
     * `:record` - `false` runs every call op by op, without recording (default `true`)
 
   Other options are `Nx.Defn.Evaluator`'s.
@@ -47,7 +48,7 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend.Fallback
-  alias Nx.Vulkan.Compiler.{Fusion, Program}
+  alias Nx.Vulkan.Compiler.{Fusion, Generation, Program}
 
   # Compiled functions kept per process, by function, argument templates and options:
   # a call that hits skips tracing, fusion planning and the evaluator's preparation.
@@ -86,8 +87,11 @@ defmodule Nx.Vulkan.Compiler do
   @impl true
   def __compile__(key, vars, fun, opts) do
     {fuse?, opts} = Keyword.pop(opts, :fuse, true)
+    {generate?, opts} = Keyword.pop(opts, :generate, true)
     {record?, opts} = Keyword.pop(opts, :record, true)
-    rewrite = if fuse?, do: &Fusion.rewrite/1, else: & &1
+    fusion = if fuse?, do: &Fusion.rewrite/1, else: & &1
+    generation = if fuse? and generate?, do: &Generation.rewrite/1, else: & &1
+    rewrite = &(&1 |> fusion.() |> generation.())
     # The program of this compilation lives in each calling process under its own key.
     program_key = {Program, make_ref()}
 

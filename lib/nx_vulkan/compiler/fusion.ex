@@ -13,14 +13,14 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   # engine broadcasts by Nx's rules). Expressions with control flow or hooks (while,
   # cond, fun, hook, runtime_call) or vectorized axes are left unfused.
 
-  alias Nx.Defn.{Composite, Expr, Tree}
+  alias Nx.Defn.Expr
   alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Compiler.Graph
 
   @unary [:negate, :abs, :exp, :log, :sqrt]
   @binary [:add, :subtract, :multiply, :divide, :max, :min]
   @reductions [:sum, :reduce_max, :reduce_min]
   @types [{:f, 32}, {:f, 64}]
-  @unfusable_scopes [:while, :cond, :fun, :hook, :runtime_call]
   @max_slots 32
   @max_inputs 8
   @max_reductions 4
@@ -31,56 +31,12 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   @doc false
   # The expression with its fusion groups replaced by `Nx.block/4` nodes.
   def rewrite(output) do
-    graph = graph(output)
+    graph = Graph.build(output)
     groups = plan(graph)
-
-    if groups == %{} do
-      output
-    else
-      {output, _} = Composite.traverse(output, %{}, &rebuild(&1, &2, graph, groups))
-      output
-    end
+    if groups == %{}, do: output, else: Graph.rewrite(output, groups, &fused_block/4)
   catch
     :unfusable -> output
   end
-
-  ## The graph: nodes by id, the ids of each node's users, consumers-first order.
-
-  defp graph(output) do
-    acc = %{nodes: %{}, users: %{}, order: []}
-
-    {_, acc} =
-      Composite.traverse(output, acc, fn t, acc ->
-        acc = visit(t, acc)
-        {t, add_user(acc, t.data.id, :output)}
-      end)
-
-    acc
-  end
-
-  defp visit(%T{data: %Expr{id: id, op: op}} = t, acc) do
-    cond do
-      Map.has_key?(acc.nodes, id) ->
-        acc
-
-      op in @unfusable_scopes or t.vectorized_axes != [] ->
-        throw(:unfusable)
-
-      true ->
-        acc = put_in(acc.nodes[id], t)
-
-        {_, acc} =
-          Tree.apply_args(t, :scope, acc, fn
-            %T{data: %Expr{id: arg_id}} = arg, acc -> {arg, arg |> visit(acc) |> add_user(arg_id, id)}
-            other, acc -> {other, acc}
-          end)
-
-        %{acc | order: [id | acc.order]}
-    end
-  end
-
-  defp add_user(acc, id, user),
-    do: update_in(acc.users, &Map.update(&1, id, MapSet.new([user]), fn s -> MapSet.put(s, user) end))
 
   ## Planning: groups grown from each unassigned candidate root, consumers first.
 
@@ -296,36 +252,10 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     %{state | slots: [slot | state.slots], slot_of: Map.put(state.slot_of, id, index)}
   end
 
-  ## Rebuilding: group roots become blocks, other nodes get their rebuilt arguments.
+  ## Rebuilding: group roots become blocks.
 
-  defp rebuild(%T{data: %Expr{id: id}} = t, cache, graph, groups) do
-    case cache do
-      %{^id => new} ->
-        {new, cache}
-
-      %{} ->
-        {new, cache} =
-          case groups do
-            %{^id => group} -> fused_block(t, group, cache, graph, groups)
-            %{} -> rebuild_args(t, cache, graph, groups)
-          end
-
-        {new, Map.put(cache, id, new)}
-    end
-  end
-
-  defp rebuild_args(t, cache, graph, groups) do
-    {args, cache} =
-      Tree.apply_args(t, :scope, cache, fn
-        %T{data: %Expr{}} = arg, cache -> rebuild(arg, cache, graph, groups)
-        other, cache -> {other, cache}
-      end)
-
-    {put_in(t.data.args, args), cache}
-  end
-
-  defp fused_block(root, group, cache, graph, groups) do
-    {inputs, cache} = Enum.map_reduce(group.program.inputs, cache, &rebuild(&1, &2, graph, groups))
+  defp fused_block(root, group, cache, rebuild) do
+    {inputs, cache} = Enum.map_reduce(group.program.inputs, cache, rebuild)
     per_row = root.shape != group.shape
 
     struct = %Nx.Vulkan.Fused{

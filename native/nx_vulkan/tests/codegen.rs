@@ -442,3 +442,52 @@ fn views_past_their_tensor_are_errors() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// The ReLU gradient as Nx's grad writes it, select(x > 0, dy, 0), with the constant in
+/// the kernel, against the ops one by one; in f32 and s32.
+#[test]
+fn selects_and_constants_give_the_bytes_of_the_ops_one_by_one() {
+    use nx_vulkan::ops::creation::{constant, Scalar};
+    use nx_vulkan::ops::indexing::select;
+    for t in [DType::F32, DType::S32, DType::F64] {
+        let shape = [7, 45];
+        let (x, dy) = (tensor(t, &shape, 10), tensor(t, &shape, 11));
+        let zero_bits = 0u64;
+        let group = Group {
+            shape: shape.to_vec(),
+            inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
+            nodes: vec![
+                Node::Input(0),
+                Node::Input(1),
+                Node::Constant(zero_bits, t),
+                Node::Binary(BinaryOp::Greater, 0, 2, DType::U8),
+                Node::Select(3, 1, 2, t),
+            ],
+            outputs: vec![4],
+        };
+        let what = format!("relu gradient in {}", t.name());
+        spirv_val(&codegen::spirv(&group).unwrap(), &what);
+        let got = codegen::run(&group, &[&x, &dy]).unwrap();
+        let zero = constant(&shape, t, Scalar::Int(0)).unwrap();
+        let positive = binary(BinaryOp::Greater, &x, &zero, &shape, DType::U8).unwrap();
+        let want = select(&positive, &dy, &zero, &shape, t).unwrap();
+        assert_same(&what, t, &got[0], &want);
+    }
+    // A u8 constant in an f32 group: 3 * x.
+    let f = DType::F32;
+    let x = tensor(f, &[50], 12);
+    let group = Group {
+        shape: vec![50],
+        inputs: vec![contiguous(f, &[50])],
+        nodes: vec![
+            Node::Input(0),
+            Node::Constant(3, DType::U8),
+            Node::Binary(BinaryOp::Multiply, 1, 0, f),
+        ],
+        outputs: vec![2],
+    };
+    let got = codegen::run(&group, &[&x]).unwrap();
+    let three = constant(&[50], DType::U8, Scalar::Int(3)).unwrap();
+    let want = binary(BinaryOp::Multiply, &three, &x, &[50], f).unwrap();
+    assert_same("3 * x", f, &got[0], &want);
+}

@@ -47,6 +47,9 @@ struct Emitter<'l> {
     library: &'l Library,
     uint: Word,
     int: Word,
+    /// The class and its type.
+    class: Compute,
+    t: Word,
     main_id: Word,
     load: Option<Callee>,
     store: Option<Callee>,
@@ -59,17 +62,23 @@ impl<'l> Emitter<'l> {
         let mut b = Builder::new_from_module(library.kernel_module());
         let uint = b.type_int(32, 0);
         let int = b.type_int(32, 1);
-        if matches!(class, Compute::C64 | Compute::C128) {
-            return Err(crate::unsupported!(
-                "no generated kernels compute in {class:?}"
-            ));
-        }
+        let t = match class {
+            Compute::F32 => b.type_float(32, None),
+            Compute::F64 => b.type_float(64, None),
+            Compute::I32 => int,
+            Compute::U32 => uint,
+            Compute::I64 => b.type_int(64, 1),
+            Compute::U64 => b.type_int(64, 0),
+            c => return Err(crate::unsupported!("no generated kernels compute in {c:?}")),
+        };
         let main_id = b.id();
         Ok(Emitter {
             b,
             library,
             uint,
             int,
+            class,
+            t,
             main_id,
             load: None,
             store: None,
@@ -193,6 +202,19 @@ impl<'l> Emitter<'l> {
                     let binary = self.binary.as_ref().expect("declared above");
                     Self::call(&mut self.b, binary, &[code, values[a], values[b]])?
                 }
+                Node::Constant(bits, t) => self.constant(bits, t),
+                Node::Select(p, a, b, _) => {
+                    // The predicate holds 0 to 255 (a u8 loaded into the class): compared
+                    // with zero, it picks one value, moved as it is.
+                    let zero = self.constant(0, DType::U8);
+                    let picks_true = if matches!(self.class, Compute::F32 | Compute::F64) {
+                        self.b.f_ord_not_equal(bool_t, None, values[p], zero)?
+                    } else {
+                        self.b.i_not_equal(bool_t, None, values[p], zero)?
+                    };
+                    let t = self.t;
+                    self.b.select(t, None, picks_true, values[a], values[b])?
+                }
             };
             values.push(v);
         }
@@ -230,6 +252,27 @@ impl<'l> Emitter<'l> {
         self.b
             .execution_mode(self.main_id, ExecutionMode::LocalSize, [GROUP_WIDTH, 1, 1]);
         Ok(())
+    }
+
+    /// A number stored as `dtype` (its little-endian `bits`), as a constant of the class:
+    /// the class's own storage type as it is, a u8 converted (exactly) to the class.
+    fn constant(&mut self, bits: u64, dtype: DType) -> Word {
+        let t = self.t;
+        let value = if dtype == DType::U8 {
+            let v = bits & 0xFF;
+            match self.class {
+                Compute::F32 => (v as f32).to_bits() as u64,
+                Compute::F64 => (v as f64).to_bits(),
+                _ => v,
+            }
+        } else {
+            bits
+        };
+        if self.class.is_64() {
+            self.b.constant_bit64(t, value)
+        } else {
+            self.b.constant_bit32(t, value as u32)
+        }
     }
 
     /// The label of the block being built.

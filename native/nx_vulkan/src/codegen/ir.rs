@@ -37,6 +37,12 @@ pub enum Node {
     Unary(UnaryOp, usize, DType),
     /// A binary op of two earlier nodes, with the type Nx gives its result.
     Binary(BinaryOp, usize, usize, DType),
+    /// A number of this type, as the little-endian bits of its storage (a constant
+    /// operand, which Nx gives the other operand's type).
+    Constant(u64, DType),
+    /// `select(pred, on_true, on_false)`: the second node where the first (u8) is not 0,
+    /// else the third, of this type.
+    Select(usize, usize, usize, DType),
 }
 
 /// A generated element-wise kernel: inputs, nodes in order, and the nodes stored as
@@ -54,7 +60,10 @@ impl Group {
     pub fn dtype(&self, i: usize) -> DType {
         match self.nodes[i] {
             Node::Input(k) => self.inputs[k].dtype,
-            Node::Unary(_, _, t) | Node::Binary(_, _, _, t) => t,
+            Node::Unary(_, _, t)
+            | Node::Binary(_, _, _, t)
+            | Node::Constant(_, t)
+            | Node::Select(_, _, _, t) => t,
         }
     }
 
@@ -124,6 +133,32 @@ impl Group {
                     exact_result(i, out, c, op.is_predicate())?;
                     c
                 }
+                Node::Constant(_, t) => {
+                    if t != DType::U8 && t != storage(t.compute()) {
+                        return Err(crate::unsupported!(
+                            "node {i} is a {} constant, which no class holds exactly",
+                            t.name()
+                        ));
+                    }
+                    continue;
+                }
+                Node::Select(p, a, b, out) => {
+                    earlier(p)?;
+                    earlier(a)?;
+                    earlier(b)?;
+                    let (pt, at, bt) = (self.dtype(p), self.dtype(a), self.dtype(b));
+                    if pt != DType::U8 || at != out || bt != out || out != storage(out.compute()) {
+                        return Err(crate::unsupported!(
+                            "node {i} selects {} and {} by {} into {}: generated selects take \
+                             a u8 predicate and values of the result's type",
+                            at.name(),
+                            bt.name(),
+                            pt.name(),
+                            out.name()
+                        ));
+                    }
+                    out.compute()
+                }
                 Node::Binary(op, a, b, out) => {
                     earlier(a)?;
                     earlier(b)?;
@@ -145,8 +180,18 @@ impl Group {
                 }
             }
         }
-        // A group of inputs alone copies them: in the class of the first.
+        // A group of inputs and constants alone copies them: in the class of the first.
         let class = class.unwrap_or_else(|| self.dtype(0).compute());
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Node::Constant(_, t) = *node {
+                if t != storage(class) && t != DType::U8 {
+                    return Err(crate::unsupported!(
+                        "node {i} is a {} constant in a group computing in {class:?}",
+                        t.name()
+                    ));
+                }
+            }
+        }
         for (k, v) in self.inputs.iter().enumerate() {
             if v.dtype != storage(class) && v.dtype != DType::U8 {
                 return Err(crate::unsupported!(

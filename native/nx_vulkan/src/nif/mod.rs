@@ -8,6 +8,7 @@ mod chain;
 mod convert;
 mod device;
 mod fused;
+mod generated;
 pub(super) mod program;
 mod tensor;
 mod twin;

@@ -1,0 +1,232 @@
+defmodule Nx.Vulkan.Compiler.Generation do
+  @moduledoc false
+  # The generation pass of Nx.Vulkan.Compiler, after fusion: groups of element-wise ops
+  # over one shape (`Nx.Vulkan.Generated`'s ops, `select` and constants) whose
+  # intermediate values nobody outside the group reads, each replaced by one
+  # `Nx.block/4` node that the backend runs as one generated kernel.
+  #
+  # A group computes in one type T of f32, f64, s32, u32, s64 and u64. Its members give
+  # results of type T, or u8 from a comparison; their operands are of type T or u8, or
+  # constants that T holds exactly. Then keeping each value in a register equals storing
+  # and reloading it, so the kernel's bytes are the ops' one by one (the engine checks
+  # the same rules, `Group::check`, and the block's default runs the ops otherwise).
+  # Members have the group's shape; inputs broadcast to it by Nx's rules.
+
+  alias Nx.Defn.Expr
+  alias Nx.Tensor, as: T
+  alias Nx.Vulkan.Compiler.Graph
+  alias Nx.Vulkan.Generated
+
+  @types [{:f, 32}, {:f, 64}, {:s, 32}, {:u, 32}, {:s, 64}, {:u, 64}]
+  @unary Enum.map(Generated.unary_ops(), &String.to_atom/1)
+  @binary Enum.map(Generated.binary_ops(), &String.to_atom/1)
+  @predicates Enum.map(Generated.predicates(), &String.to_atom/1)
+  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 64 nodes.
+  @max_inputs 11
+  @max_nodes 64
+
+  @doc false
+  # The expression with its groups replaced by `Nx.block/4` nodes.
+  def rewrite(output) do
+    graph = Graph.build(output)
+    groups = plan(graph)
+    if groups == %{}, do: output, else: Graph.rewrite(output, groups, &generated_block/4)
+  catch
+    :unfusable -> output
+  end
+
+  ## Planning: groups grown from each unassigned candidate root, consumers first.
+
+  defp plan(graph) do
+    {groups, _assigned} =
+      Enum.reduce(graph.order, {%{}, MapSet.new()}, fn id, {groups, assigned} ->
+        with false <- MapSet.member?(assigned, id),
+             {:ok, group} <- grow(graph.nodes[id], graph, assigned) do
+          {Map.put(groups, id, group), MapSet.union(assigned, MapSet.new(Map.keys(group.members)))}
+        else
+          _ -> {groups, assigned}
+        end
+      end)
+
+    groups
+  end
+
+  defp grow(%T{} = root, graph, assigned) do
+    case class_of(root) do
+      {:ok, type} ->
+        group = %{root: root, type: type, shape: root.shape, members: %{root.data.id => root}}
+        group |> absorb(graph, assigned) |> finish()
+
+      :error ->
+        :error
+    end
+  end
+
+  # The type a node computes in, where it can be a member. A comparison computes in its
+  # operands' type (constants take it).
+  defp class_of(%T{type: {:u, 8}, data: %Expr{op: op, args: args}}) when op in @predicates do
+    case args |> Enum.reject(&constant?/1) |> Enum.map(& &1.type) |> Enum.uniq() do
+      [type] when type in @types -> {:ok, type}
+      _ -> :error
+    end
+  end
+
+  defp class_of(%T{data: %Expr{op: op}}) when op in @predicates, do: :error
+
+  defp class_of(%T{type: type, data: %Expr{op: op}}) when (op in @unary or op in @binary) and type in @types,
+    do: {:ok, type}
+
+  defp class_of(%T{type: type, data: %Expr{op: :select, args: [pred, on_true, on_false]}}) when type in @types do
+    values_fit? = Enum.all?([on_true, on_false], &(constant?(&1) or &1.type == type))
+    if pred.type == {:u, 8} and values_fit?, do: {:ok, type}, else: :error
+  end
+
+  defp class_of(_), do: :error
+
+  defp constant?(%T{data: %Expr{op: :constant}}), do: true
+  defp constant?(_), do: false
+
+  # Whether member `t`'s operands fit a group of `type`: tensors of the type or u8, or
+  # constants of the type, or integers that it holds exactly.
+  defp operands_fit?(%T{data: %Expr{args: args}}, type) do
+    Enum.all?(args, fn
+      %T{type: ^type, data: %Expr{op: :constant}} -> true
+      %T{data: %Expr{op: :constant, args: [v]}} -> exact_integer?(v, type)
+      %T{type: t} -> t == type or t == {:u, 8}
+      _ -> false
+    end)
+  end
+
+  defp exact_integer?(v, {:f, 32}) when is_integer(v), do: abs(v) <= 16_777_216
+  defp exact_integer?(v, {:f, 64}) when is_integer(v), do: abs(v) <= 9_007_199_254_740_992
+
+  defp exact_integer?(v, {:s, bits}) when is_integer(v),
+    do: v >= -Bitwise.bsl(1, bits - 1) and v < Bitwise.bsl(1, bits - 1)
+
+  defp exact_integer?(v, {:u, bits}) when is_integer(v), do: v >= 0 and v < Bitwise.bsl(1, bits)
+  defp exact_integer?(_, _), do: false
+
+  # Adds operands whose users are all in the group, until none fits.
+  defp absorb(group, graph, assigned) do
+    candidate =
+      group.members
+      |> Map.values()
+      |> Enum.flat_map(&tensor_args/1)
+      |> Enum.uniq_by(& &1.data.id)
+      |> Enum.find_value(fn arg ->
+        id = arg.data.id
+
+        with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
+             true <- arg.shape == group.shape,
+             true <- MapSet.subset?(graph.users[id], MapSet.new(Map.keys(group.members))),
+             {:ok, type} when type == group.type <- class_of(arg),
+             true <- operands_fit?(arg, type),
+             group = put_in(group.members[id], arg),
+             true <- within_limits?(program(group)) do
+          group
+        else
+          _ -> nil
+        end
+      end)
+
+    if candidate, do: absorb(candidate, graph, assigned), else: group
+  end
+
+  defp tensor_args(%T{data: %Expr{op: :constant}}), do: []
+  defp tensor_args(%T{data: %Expr{args: args}}), do: for(%T{data: %Expr{}} = a <- args, do: a)
+
+  defp within_limits?(program), do: length(program.inputs) <= @max_inputs and length(program.nodes) <= @max_nodes
+
+  # Worth a kernel: two ops or more, the root's operands fit, at least one input.
+  defp finish(group) do
+    program = program(group)
+    ops = Enum.count(program.nodes, fn {name, _, _, _, _, _} -> name not in ["input", "constant"] end)
+
+    if ops >= 2 and operands_fit?(group.root, group.type) and program.inputs != [] and within_limits?(program),
+      do: {:ok, Map.put(group, :program, program)},
+      else: :error
+  end
+
+  ## The program: members in dependency order, each operand outside the group an input.
+
+  defp program(group) do
+    state = %{nodes: [], node_of: %{}, inputs: []}
+    state = emit(group.root, group, state)
+    %{state | nodes: Enum.reverse(state.nodes), inputs: Enum.reverse(state.inputs)}
+  end
+
+  defp emit(%T{data: %Expr{id: id}} = t, group, state) do
+    cond do
+      Map.has_key?(state.node_of, id) -> state
+      not Map.has_key?(group.members, id) -> emit_leaf(t, group, state)
+      true -> emit_member(t, group, state)
+    end
+  end
+
+  defp emit_leaf(%T{data: %Expr{id: id, op: :constant, args: [v]}}, group, state),
+    do: push(state, id, {"constant", 0, 0, 0, group.type, v})
+
+  defp emit_leaf(%T{data: %Expr{id: id}} = t, _group, state) do
+    state = %{state | inputs: [t | state.inputs]}
+    push(state, id, {"input", length(state.inputs) - 1, 0, 0, t.type, 0})
+  end
+
+  defp emit_member(%T{data: %Expr{id: id, op: op, args: args}} = t, group, state) do
+    state = Enum.reduce(args, state, &emit(&1, group, &2))
+
+    case Enum.map(args, &state.node_of[&1.data.id]) do
+      [a] -> push(state, id, {Atom.to_string(op), a, 0, 0, t.type, 0})
+      [a, b] -> push(state, id, {Atom.to_string(op), a, b, 0, t.type, 0})
+      [p, a, b] -> push(state, id, {"select", p, a, b, t.type, 0})
+    end
+  end
+
+  defp push(state, id, node) do
+    index = length(state.nodes)
+    %{state | nodes: [node | state.nodes], node_of: Map.put(state.node_of, id, index)}
+  end
+
+  ## The block.
+
+  defp generated_block(root, group, cache, rebuild) do
+    {inputs, cache} = Enum.map_reduce(group.program.inputs, cache, rebuild)
+    program = group.program
+
+    struct = %Generated{
+      shape: Tuple.to_list(group.shape),
+      views: Enum.map(program.inputs, &view(&1, group.shape)),
+      nodes: program.nodes,
+      output: length(program.nodes) - 1
+    }
+
+    params = Enum.with_index(inputs, fn t, i -> Expr.parameter(t, root.data.context, i) end)
+    default = Generated.evaluate(struct, params)
+    args = [struct, inputs, default, default_fun(length(inputs))]
+    {%{root | data: %Expr{id: Expr.id(), op: :block, args: args, context: root.data.context}}, cache}
+  end
+
+  # How the kernel reads `t` for each point of `shape`: Nx broadcasting aligns the shapes
+  # on the right, and an axis of size 1 (or missing) repeats.
+  defp view(%T{shape: own, type: type}, shape) do
+    own = Tuple.to_list(own)
+    domain = Tuple.to_list(shape)
+    padded = List.duplicate(1, length(domain) - length(own)) ++ own
+
+    {strides, _} =
+      padded
+      |> Enum.reverse()
+      |> Enum.map_reduce(1, fn d, step -> {if(d == 1, do: 0, else: step), step * d} end)
+
+    {type, Enum.reverse(strides), 0}
+  end
+
+  # The block's default implementation (`Nx.Vulkan.Generated.evaluate/2`), of the arity
+  # `Nx.block/4` calls it with: the struct and one argument per input.
+  for n <- 1..@max_inputs do
+    vars = Macro.generate_arguments(n, __MODULE__)
+
+    defp default_fun(unquote(n)) do
+      fn struct, unquote_splicing(vars) -> Nx.Vulkan.Generated.evaluate(struct, unquote(vars)) end
+    end
+  end
+end

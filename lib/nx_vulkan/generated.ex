@@ -1,0 +1,78 @@
+defmodule Nx.Vulkan.Generated do
+  @moduledoc """
+  A group of element-wise ops that `Nx.Vulkan.Backend` runs as one generated kernel:
+  SPIR-V built in-process for the group (`native/nx_vulkan/src/codegen`), in which each
+  op runs the code of its own kernel, so the result is the ops' one by one.
+  `Nx.Vulkan.Compiler` finds such groups in a `defn` expression.
+
+  It travels through the expression as the struct of an `Nx.block/4` node, so any
+  backend can run it: `Nx.Vulkan.Backend` launches the kernel, every other backend the
+  block's default function, `evaluate/2`, which replays the ops with `Nx`.
+
+  Fields:
+
+    * `:shape` - the domain (a list): the result's shape
+    * `:views` - how the kernel reads each input: `{type, strides, offset}`, the
+      strides over the domain (0 where Nx broadcasts)
+    * `:nodes` - `{name, a, b, c, type, value}` per value, in order: `{"input", k, ...}`,
+      `{"constant", _, _, _, type, number}`, a unary op `{"abs", a, ...}`, a binary op
+      `{"add", a, b, ...}` or `{"select", pred, on_true, on_false, ...}` (Nx names; `a`,
+      `b` and `c` index earlier nodes; `type` is the node's result type)
+    * `:output` - the node whose value is the result
+  """
+
+  defstruct [:shape, :views, :nodes, :output]
+
+  # The ops a generated kernel runs (those whose kernels are the plain unary and binary
+  # ones: the math library's functions, pow and atan2 are not generated yet).
+  @unary ~w(negate abs sign ceil floor round sqrt is_nan is_infinity bitwise_not)
+  @binary ~w(add subtract multiply divide remainder quotient min max equal not_equal greater
+             less greater_equal less_equal logical_and logical_or logical_xor bitwise_and
+             bitwise_or bitwise_xor left_shift right_shift)
+  @predicates ~w(equal not_equal greater less greater_equal less_equal logical_and logical_or
+                 logical_xor is_nan is_infinity)
+
+  @doc false
+  def unary_ops, do: @unary
+  @doc false
+  def binary_ops, do: @binary
+  @doc false
+  def predicates, do: @predicates
+
+  @typedoc "A generated kernel's group."
+  @type t :: %__MODULE__{}
+
+  @doc """
+  Runs the group op by op with `Nx` on `inputs` (any backend): the block's default
+  implementation.
+  """
+  @spec evaluate(t(), [Nx.Tensor.t()]) :: Nx.Tensor.t()
+  def evaluate(%__MODULE__{nodes: nodes, output: output}, inputs) do
+    values =
+      Enum.reduce(nodes, {}, fn node, values ->
+        Tuple.insert_at(values, tuple_size(values), value(node, values, inputs))
+      end)
+
+    elem(values, output)
+  end
+
+  defp value({"input", k, _, _, _, _}, _values, inputs), do: Enum.at(inputs, k)
+  defp value({"constant", _, _, _, type, v}, _values, _inputs), do: constant(v, type)
+
+  defp value({"select", p, a, b, _, _}, values, _inputs),
+    do: Nx.select(elem(values, p), elem(values, a), elem(values, b))
+
+  defp value({name, a, _, _, _, _}, values, _inputs) when name in @unary,
+    do: apply(Nx, String.to_existing_atom(name), [elem(values, a)])
+
+  defp value({name, a, b, _, _, _}, values, _inputs) when name in @binary,
+    do: apply(Nx, String.to_existing_atom(name), [elem(values, a), elem(values, b)])
+
+  # Constants live on Nx.BinaryBackend, which mixes with any backend and with defn
+  # expressions (the default expression is built from this function too).
+  @host [backend: Nx.BinaryBackend]
+  defp constant(:nan, type), do: Nx.Constants.nan(type, @host)
+  defp constant(:infinity, type), do: Nx.Constants.infinity(type, @host)
+  defp constant(:neg_infinity, type), do: Nx.Constants.neg_infinity(type, @host)
+  defp constant(v, type), do: Nx.tensor(v, [type: type] ++ @host)
+end

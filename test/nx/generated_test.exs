@@ -1,0 +1,95 @@
+defmodule Nx.Vulkan.GeneratedTest do
+  # Generated kernels through Nx.Vulkan.Compiler: groups of element-wise ops (comparisons,
+  # select, constants, integer ops) become one launch each and give the bytes of
+  # Nx.Defn.Evaluator running the same ops one by one; the block's default runs anywhere.
+  use ExUnit.Case, async: false
+  @moduletag Nx.Vulkan.TestSupport.nx_tags()
+
+  import Nx.Defn
+
+  setup do: Nx.Vulkan.NxHelpers.raise_on_fallback()
+
+  # A dense layer's ReLU and its gradient, as Nx's grad writes them.
+  defn relu_and_grad(z, dy) do
+    {Nx.max(z, 0.0) * 2.0 - 1, Nx.select(z > 0, dy, 0.0)}
+  end
+
+  defn clipped_step(w, g) do
+    step = Nx.select(Nx.abs(g) > 1.0, Nx.sign(g), g)
+    w - step * 0.5
+  end
+
+  defn(int_chain(a, b), do: Nx.bitwise_xor(Nx.quotient(a * b, a + 1), b) - 3)
+
+  defn(broadcast_chain(x, row), do: Nx.select(x >= row, x - row, row * 2.0))
+
+  defp evaluated(fun, args), do: apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
+
+  defp launches(fun, args, generate?) do
+    compiled = Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler, generate: generate?, record: false)
+    _ = apply(compiled, args)
+    Nx.Vulkan.synchronize()
+    before = Nx.Vulkan.stats().dispatches
+    result = apply(compiled, args)
+    Nx.Vulkan.synchronize()
+    {result, Nx.Vulkan.stats().dispatches - before}
+  end
+
+  defp assert_same_bytes(got, want) do
+    got = if is_tuple(got), do: Tuple.to_list(got), else: [got]
+    want = if is_tuple(want), do: Tuple.to_list(want), else: [want]
+
+    for {g, w} <- Enum.zip(got, want) do
+      assert g.type == w.type and g.shape == w.shape
+      assert Nx.to_binary(g) == Nx.to_binary(w), "#{inspect(g)} vs #{inspect(w)}"
+    end
+  end
+
+  defp data(shape, type, seed) do
+    key = Nx.Random.key(seed)
+
+    t =
+      case type do
+        {:f, _} -> elem(Nx.Random.normal(key, shape: shape, type: type), 0)
+        _ -> elem(Nx.Random.randint(key, -50, 50, shape: shape, type: type), 0)
+      end
+
+    Nx.backend_transfer(t, Nx.Vulkan.Backend)
+  end
+
+  test "element-wise groups are one launch each and give the op-by-op bytes" do
+    cases = [
+      {&relu_and_grad/2, [data({64, 33}, {:f, 32}, 1), data({64, 33}, {:f, 32}, 2)]},
+      {&clipped_step/2, [data({40, 7}, {:f, 64}, 3), data({40, 7}, {:f, 64}, 4)]},
+      {&int_chain/2, [data({300}, {:s, 32}, 5), data({300}, {:s, 32}, 6)]},
+      {&int_chain/2, [data({9, 11}, {:s, 64}, 7), data({9, 11}, {:s, 64}, 8)]},
+      {&broadcast_chain/2, [data({5, 6}, {:f, 32}, 9), data({6}, {:f, 32}, 10)]}
+    ]
+
+    for {fun, args} <- cases do
+      {generated, with_kernels} = launches(fun, args, true)
+      {_unfused, without} = launches(fun, args, false)
+      assert_same_bytes(generated, evaluated(fun, args))
+      assert with_kernels < without, "#{inspect(fun)}: #{with_kernels} launches, #{without} without"
+    end
+  end
+
+  test "the same compiled call, recorded and replayed, keeps the bytes" do
+    args = [data({64, 33}, {:f, 32}, 11), data({64, 33}, {:f, 32}, 12)]
+    compiled = Nx.Defn.jit(&relu_and_grad/2, compiler: Nx.Vulkan.Compiler)
+    want = evaluated(&relu_and_grad/2, args)
+    for _ <- 1..4, do: assert_same_bytes(apply(compiled, args), want)
+  end
+
+  test "the generated block's default implementation runs on any backend" do
+    host = [data({8, 3}, {:f, 32}, 13), data({8, 3}, {:f, 32}, 14)] |> Enum.map(&Nx.backend_copy(&1, Nx.BinaryBackend))
+    rewrite = fn z, dy -> Nx.Vulkan.Compiler.Generation.rewrite(relu_and_grad(z, dy)) end
+    expr = apply(Nx.Defn.debug_expr(rewrite), host)
+    assert inspect(expr) =~ "Nx.Vulkan.Generated"
+
+    # Nx.BinaryBackend runs the blocks' defaults (Nx.Vulkan.Generated.evaluate/2).
+    on_host = apply(Nx.Defn.jit(rewrite, compiler: Nx.Defn.Evaluator), host)
+    assert_same_bytes(on_host, evaluated(&relu_and_grad/2, host))
+    assert {%Nx.Tensor{data: %Nx.BinaryBackend{}}, _} = on_host
+  end
+end
