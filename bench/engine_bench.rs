@@ -16,6 +16,8 @@ use nx_vulkan::ops::shape::transpose;
 use nx_vulkan::{engine, DType, Tensor};
 use std::time::Instant;
 
+#[path = "engine_bench/generated.rs"]
+mod generated;
 #[path = "engine_bench/replay.rs"]
 mod replay;
 #[path = "engine_bench/softmax.rs"]
@@ -117,7 +119,7 @@ fn op_issue(iters: usize) {
 
 /// Median seconds per launch of `op` (a warm-up launch with a download first, then `reps`
 /// bursts of `burst` launches, each burst ended by one synchronisation).
-fn burst_seconds(reps: usize, burst: usize, op: &dyn Fn() -> Tensor) -> f64 {
+pub(crate) fn burst_seconds(reps: usize, burst: usize, op: &dyn Fn() -> Tensor) -> f64 {
     let e = engine().unwrap();
     let _ = op().to_bytes().unwrap();
     // Untimed bursts for at least 0.3 s on a GPU: it clocks down within milliseconds of
@@ -458,6 +460,10 @@ fn main() {
         .unwrap_or(burst);
     if want("add") {
         add_throughput(1 << 24, reps, burst);
+    }
+    // `--only generated`: generated kernels against the static ones (not in the default set).
+    if only.is_some() && want("generated") {
+        generated::generated(reps, burst);
     }
     // `--only add_sizes`: add throughput from 1M to 256M elements (where the curve bends).
     if only.is_some() && want("add_sizes") {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Compiler's figures (issue 41) on the device tool's GPU machine, in one call: the
-# engine's replay, softmax and MLP figures, bench/axon_bench.exs in passes that alternate
-# one setting, and PyTorch's Axon-equivalent step and softmax beside them. The setting is
+# The Compiler's figures (issues 41 and 42) on the device tool's GPU machine, in one call:
+# the engine's replay, softmax, MLP and generated-kernel figures, bench/axon_bench.exs in
+# passes that alternate one setting, and PyTorch's Axon-equivalent step, softmax and
+# chain10 (eager and torch.compile) beside them. The setting is
 # the environment variable PASS_VAR (default NX_VULKAN_LAUNCH_LISTS) set to each value of
 # LISTS in turn (default 1 0 1 0); the engine's replay runs once more with it at 0.
 # Leaves engine.jsonl, axon-passN-<PASS_VAR>V.log, torch.jsonl and env.txt in $OUT.
@@ -19,7 +20,7 @@ bench=target/release/examples/engine_bench
 echo "== warm-up"
 timeout 60 $bench --only add,matmul,mlp --sizes 4096,4096,4096 > /dev/null 2>&1
 echo "== engine"
-timeout 120 $bench --only replay,softmax,mlp | tee "$OUT/engine.jsonl"
+timeout 150 $bench --only replay,softmax,mlp,generated | tee "$OUT/engine.jsonl"
 var=${PASS_VAR:-NX_VULKAN_LAUNCH_LISTS}
 env "$var=0" timeout 60 $bench --only replay | grep program_replay | tee -a "$OUT/engine.jsonl"
 pass=0
@@ -32,3 +33,4 @@ for v in ${LISTS:-1 0 1 0}; do
 done
 echo "== torch"
 PYTHONUNBUFFERED=1 timeout 120 python3 bench/torch_bench.py --axon | tee "$OUT/torch.jsonl"
+PYTHONUNBUFFERED=1 timeout 150 python3 bench/torch_bench.py --chain10 | tee -a "$OUT/torch.jsonl"

@@ -74,6 +74,31 @@ def add(n):
     emit("add_f32", str(n), 3 * n * 4 / t / 1e9, "GB/s", time_us=round(t * 1e6, 1))
 
 
+def chain10(n):
+    """engine_bench's chain10 (bench/engine_bench/generated.rs): 10 element-wise ops with a
+    comparison and a select, eager (10 kernels) and through torch.compile (fused)."""
+    a = torch.rand(n, device=dev)
+    b = torch.rand(n, device=dev)
+
+    def f(a, b):
+        t = a * b + a
+        u = torch.maximum(t, b) - 0.5
+        s = torch.where(u > a, u, t)
+        return s.abs() * b - (-a)
+
+    t = timed_burst(lambda: f(a, b), 9, 10)
+    emit("chain10_eager", str(n), t * 1e6, "us")
+    try:
+        compiled = torch.compile(f)
+        for _ in range(3):
+            compiled(a, b)
+        torch.cuda.synchronize()
+        t = timed_burst(lambda: compiled(a, b), 9, 10)
+        emit("chain10_torch_compile", str(n), t * 1e6, "us")
+    except Exception as e:  # no Triton on the machine
+        emit("chain10_torch_compile", str(n), 0.0, "us", error=str(e)[:200])
+
+
 def sum_(n):
     a = torch.rand(n, device=dev)
     t = timed_burst(lambda: a.sum(), 9, 10)
@@ -211,6 +236,11 @@ if __name__ == "__main__":
         warm_up()
         axon_mlp_step()
         softmax_rows(4096)
+        sys.exit(0)
+    if "--chain10" in sys.argv:
+        warm_up()
+        add(1 << 24)
+        chain10(1 << 24)
         sys.exit(0)
     if "--mlp-parts" in sys.argv:
         warm_up()

@@ -21,9 +21,9 @@ defmodule Nx.Vulkan.Compiler.Generation do
   @unary Enum.map(Generated.unary_ops(), &String.to_atom/1)
   @binary Enum.map(Generated.binary_ops(), &String.to_atom/1)
   @predicates Enum.map(Generated.predicates(), &String.to_atom/1)
-  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 64 nodes.
+  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 128 nodes.
   @max_inputs 11
-  @max_nodes 64
+  @max_nodes 128
 
   @doc false
   # The expression with its groups replaced by `Nx.block/4` nodes.

@@ -162,7 +162,11 @@ fn assert_same(what: &str, dtype: DType, got: &Tensor, want: &Tensor) {
 }
 
 fn spirv_val(words: &[u32], what: &str) {
-    let path = std::env::temp_dir().join(format!("nx_vulkan_codegen_{}.spv", std::process::id()));
+    // One file per call: the tests run on several threads.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path =
+        std::env::temp_dir().join(format!("nx_vulkan_codegen_{}_{k}.spv", std::process::id()));
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(&path, bytes).unwrap();
     let out = std::process::Command::new("spirv-val")
@@ -370,12 +374,12 @@ fn groups_that_would_round_differently_are_refused() {
         outputs: vec![nodes.len() - 1],
         nodes,
     };
-    // An f16 intermediate: stored, it would round.
+    // An f16 intermediate that another op reads: stored, it would round.
     let f16_result = two(
         vec![
             Node::Input(0),
-            Node::Input(0),
-            Node::Binary(BinaryOp::Add, 0, 1, DType::F16),
+            Node::Binary(BinaryOp::Add, 0, 0, DType::F16),
+            Node::Unary(UnaryOp::Negate, 1, DType::F16),
         ],
         vec![contiguous(f, &shape)],
     );
@@ -490,4 +494,50 @@ fn selects_and_constants_give_the_bytes_of_the_ops_one_by_one() {
     let three = constant(&[50], DType::U8, Scalar::Int(3)).unwrap();
     let want = binary(BinaryOp::Multiply, &three, &x, &[50], f).unwrap();
     assert_same("3 * x", f, &got[0], &want);
+}
+
+/// Conversions at a group's ends: inputs of other types converted in (`as_type`, the
+/// identity to the class's type), outputs converted out, against `as_type` and the ops
+/// one by one: s16 -> f32 -> f16, u8 -> f32 -> s16 (saturating, NaN to 0), f64 -> f32,
+/// s64 -> u8 (wrapping), f16 -> f32 -> bf16.
+#[test]
+fn conversions_at_the_ends_give_the_bytes_of_as_type() {
+    use nx_vulkan::ops::elementwise::as_type;
+    let shape = [4, 53];
+    let cases: [(DType, DType, DType); 5] = [
+        // (input type, class type, output type)
+        (DType::S16, DType::F32, DType::F16),
+        (DType::U8, DType::F32, DType::S16),
+        (DType::F64, DType::F64, DType::F32),
+        (DType::S64, DType::S64, DType::U8),
+        (DType::F16, DType::F32, DType::BF16),
+    ];
+    for (from, mid, to) in cases {
+        let x = tensor(from, &shape, 20);
+        let y = tensor(mid, &shape, 21);
+        // out = as_type(as_type(x, mid) * y + y, to)
+        let group = Group {
+            shape: shape.to_vec(),
+            inputs: vec![contiguous(from, &shape), contiguous(mid, &shape)],
+            nodes: vec![
+                Node::Input(0),
+                Node::Input(1),
+                Node::Unary(UnaryOp::Identity, 0, mid),
+                Node::Binary(BinaryOp::Multiply, 2, 1, mid),
+                Node::Binary(BinaryOp::Add, 3, 1, mid),
+                Node::Unary(UnaryOp::Identity, 4, to),
+            ],
+            outputs: vec![5, 4],
+        };
+        let what = format!("{} -> {} -> {}", from.name(), mid.name(), to.name());
+        group.check().unwrap_or_else(|e| panic!("{what}: {e:?}"));
+        spirv_val(&codegen::spirv(&group).unwrap(), &what);
+        let got = codegen::run(&group, &[&x, &y]).unwrap();
+        let xm = as_type(&x, mid).unwrap();
+        let p = binary(BinaryOp::Multiply, &xm, &y, &shape, mid).unwrap();
+        let q = binary(BinaryOp::Add, &p, &y, &shape, mid).unwrap();
+        let want = as_type(&q, to).unwrap();
+        assert_same(&what, to, &got[0], &want);
+        assert_same(&what, mid, &got[1], &q);
+    }
 }

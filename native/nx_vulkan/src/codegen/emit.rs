@@ -15,6 +15,7 @@ use rspirv::dr::Builder;
 use rspirv::spirv::{
     ExecutionMode, ExecutionModel, FunctionControl, LoopControl, StorageClass, Word,
 };
+use std::collections::HashMap;
 
 /// Workgroup width (LocalSize), as the static element-wise kernels.
 pub const GROUP_WIDTH: u32 = 256;
@@ -51,10 +52,8 @@ struct Emitter<'l> {
     class: Compute,
     t: Word,
     main_id: Word,
-    load: Option<Callee>,
-    store: Option<Callee>,
-    unary: Option<Callee>,
-    binary: Option<Callee>,
+    /// The library functions the kernel calls, by name.
+    callees: HashMap<String, Callee>,
 }
 
 impl<'l> Emitter<'l> {
@@ -80,10 +79,7 @@ impl<'l> Emitter<'l> {
             class,
             t,
             main_id,
-            load: None,
-            store: None,
-            unary: None,
-            binary: None,
+            callees: HashMap::new(),
         })
     }
 
@@ -104,12 +100,15 @@ impl<'l> Emitter<'l> {
         Ok(Callee { f, args })
     }
 
-    /// Calls `callee` with `values`, each stored to its parameter's variable first.
-    fn call(b: &mut Builder, callee: &Callee, values: &[Word]) -> Result<Word> {
+    /// Calls the library function `name` (declared by `main`) with `values`, each stored
+    /// to its parameter's variable first.
+    fn call(&mut self, name: &str, values: &[Word]) -> Result<Word> {
+        let callee = &self.callees[name];
         for (&var, &v) in callee.args.iter().zip(values) {
-            b.store(var, v, None, [])?;
+            self.b.store(var, v, None, [])?;
         }
-        Ok(b.function_call(callee.f.returns, None, callee.f.id, callee.args.clone())?)
+        let (returns, id, args) = (callee.f.returns, callee.f.id, callee.args.clone());
+        Ok(self.b.function_call(returns, None, id, args)?)
     }
 
     fn main(&mut self, group: &Group) -> Result<()> {
@@ -123,15 +122,11 @@ impl<'l> Emitter<'l> {
         self.b
             .begin_function(void, Some(self.main_id), FunctionControl::NONE, fn_void)?;
         self.b.begin_block(None)?;
-        let uses_unary = group.nodes.iter().any(|n| matches!(n, Node::Unary(..)));
-        let uses_binary = group.nodes.iter().any(|n| matches!(n, Node::Binary(..)));
-        self.load = Some(self.callee("load_elem")?);
-        self.store = Some(self.callee("store_elem")?);
-        if uses_unary {
-            self.unary = Some(self.callee("unary_apply")?);
-        }
-        if uses_binary {
-            self.binary = Some(self.callee("binary_apply")?);
+        for name in callees(group) {
+            if !self.callees.contains_key(&name) {
+                let callee = self.callee(&name)?;
+                self.callees.insert(name, callee);
+            }
         }
 
         // The first element and the grid's stride: global_index() and global_threads().
@@ -180,27 +175,14 @@ impl<'l> Emitter<'l> {
                 Node::Input(k) => {
                     let view = &group.inputs[k];
                     let index = self.index(i, &group.shape, &view.strides, view.offset)?;
-                    let ty = self.u32(view.dtype.code());
-                    let load = self.load.as_ref().expect("declared above");
-                    Self::call(&mut self.b, load, &[addrs[k], ty, index])?
+                    self.call(&format!("load_{}", view.dtype.code()), &[addrs[k], index])?
                 }
                 Node::Unary(op, a, _) => {
-                    // On real values the conjugate is the value and the imaginary part
-                    // zero, as `ops::elementwise::unary` runs them.
-                    let op = match op {
-                        UnaryOp::Conjugate => UnaryOp::Identity,
-                        UnaryOp::Imag => UnaryOp::Zero,
-                        op => op,
-                    };
-                    let code = self.u32(op as u32);
                     let bits = self.u32(type_bits(group.dtype(a)));
-                    let unary = self.unary.as_ref().expect("declared above");
-                    Self::call(&mut self.b, unary, &[code, values[a], bits])?
+                    self.call(&unary_function(op), &[values[a], bits])?
                 }
                 Node::Binary(op, a, b, _) => {
-                    let code = self.u32(op as u32);
-                    let binary = self.binary.as_ref().expect("declared above");
-                    Self::call(&mut self.b, binary, &[code, values[a], values[b]])?
+                    self.call(&format!("binary_{}", op as u32), &[values[a], values[b]])?
                 }
                 Node::Constant(bits, t) => self.constant(bits, t),
                 Node::Select(p, a, b, _) => {
@@ -219,13 +201,8 @@ impl<'l> Emitter<'l> {
             values.push(v);
         }
         for (j, &o) in group.outputs.iter().enumerate() {
-            let ty = self.u32(group.dtype(o).code());
-            let store = self.store.as_ref().expect("declared above");
-            Self::call(
-                &mut self.b,
-                store,
-                &[addrs[group.inputs.len() + j], ty, i, values[o]],
-            )?;
+            let store = format!("store_{}", group.dtype(o).code());
+            self.call(&store, &[addrs[group.inputs.len() + j], i, values[o]])?;
         }
         self.b.branch(cont)?;
 
@@ -337,6 +314,39 @@ impl<'l> Emitter<'l> {
         }
         Ok(acc)
     }
+}
+
+/// The library's function for a unary op (`unary_<code>`; on real values the conjugate is
+/// the value and the imaginary part zero, as `ops::elementwise::unary` runs them).
+fn unary_function(op: UnaryOp) -> String {
+    let op = match op {
+        UnaryOp::Conjugate => UnaryOp::Identity,
+        UnaryOp::Imag => UnaryOp::Zero,
+        op => op,
+    };
+    format!("unary_{}", op as u32)
+}
+
+/// The library functions `group`'s kernel calls: a load per input type, each op's
+/// function, a store per output type (`shaders/codegen/lib.comp`).
+fn callees(group: &Group) -> Vec<String> {
+    let mut names: Vec<String> = group
+        .nodes
+        .iter()
+        .filter_map(|n| match *n {
+            Node::Input(k) => Some(format!("load_{}", group.inputs[k].dtype.code())),
+            Node::Unary(op, _, _) => Some(unary_function(op)),
+            Node::Binary(op, _, _, _) => Some(format!("binary_{}", op as u32)),
+            Node::Constant(..) | Node::Select(..) => None,
+        })
+        .collect();
+    names.extend(
+        group
+            .outputs
+            .iter()
+            .map(|&o| format!("store_{}", group.dtype(o).code())),
+    );
+    names
 }
 
 /// The width unary.comp's `type_bits` gives a type (for count_leading_zeros and

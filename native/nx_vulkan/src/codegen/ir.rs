@@ -4,20 +4,24 @@
 //! A group computes what the unfused ops compute only where keeping a value in a
 //! register equals storing it and loading it back. [`Group::check`] accepts a group where
 //! it does: every node computes in the class its unfused kernel would (`ops::elementwise`
-//! decides, by the node's operand and result types), that kernel is the plain unary or
-//! binary one (not a math library module), and every node's result type stores the
+//! decides, by the node's operand and result types, and would not move to f64 for wide
+//! integer operands), that kernel is the plain unary or binary one (not a math library
+//! module), and every node that another node reads has a result type that stores the
 //! class exactly (f32 for the f32 class, s64 for i64, ...) or holds 0/1 (a comparison's
-//! u8). Inputs are stored in the class's type or are u8, which load exactly.
+//! u8). Inputs of any real type load as their kernels load them, and outputs of any type
+//! store as theirs store: a conversion (`as_type`, the identity op to another type) at
+//! either end is generated too.
 
 use crate::dtype::{Compute, DType};
 use crate::error::Result;
+use crate::kernels::Kernel;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::tensor::numel;
 
 /// Most inputs plus outputs of a group: one address each in the push constants.
 pub const MAX_BUFFERS: usize = 12;
 /// Most nodes of a group.
-pub const MAX_NODES: usize = 64;
+pub const MAX_NODES: usize = 128;
 
 /// How a kernel reads an input: element `offset + sum(coordinate[d] * strides[d])` of its
 /// buffer for each point of the domain. Zero strides broadcast.
@@ -98,6 +102,31 @@ impl Group {
                 ));
             }
         }
+        if let Some(t) = (0..self.nodes.len())
+            .map(|i| self.dtype(i))
+            .find(|t| t.is_complex())
+        {
+            return Err(crate::unsupported!(
+                "{} values are not generated yet",
+                t.name()
+            ));
+        }
+        // Which nodes another node reads: their values must be what a store and a load
+        // would make of them.
+        let mut read = vec![false; self.nodes.len()];
+        let last = self.nodes.len() - 1;
+        for node in &self.nodes {
+            let operands: &[usize] = match node {
+                Node::Unary(_, a, _) => &[*a],
+                Node::Binary(_, a, b, _) => &[*a, *b],
+                Node::Select(p, a, b, _) => &[*p, *a, *b],
+                Node::Input(_) | Node::Constant(..) => &[],
+            };
+            // (An operand past the end is reported below.)
+            for &j in operands {
+                read[j.min(last)] = true;
+            }
+        }
         let mut class = None;
         for (i, node) in self.nodes.iter().enumerate() {
             let earlier = |j: usize| {
@@ -123,14 +152,13 @@ impl Group {
                     earlier(a)?;
                     let t = self.dtype(a);
                     let c = op.class(t, out);
-                    let float_of_int = out.is_float() && t.is_int() && op != UnaryOp::Identity;
-                    if float_of_int
-                        || !op.supported(c)
-                        || op.kernel(c) != crate::kernels::Kernel::Unary(c)
-                    {
+                    // A float function of integers: `unary` computes it in f64 where the
+                    // integers may not fit the float type (`exact_float`).
+                    let widened = op != UnaryOp::Identity && may_widen(out, &[t]);
+                    if widened || !op.supported(c) || op.kernel(c) != Kernel::Unary(c) {
                         return Err(unfusable(i, op.name(), c));
                     }
-                    exact_result(i, out, c, op.is_predicate())?;
+                    exact_result(i, read[i], out, c, op.is_predicate())?;
                     c
                 }
                 Node::Constant(_, t) => {
@@ -162,11 +190,15 @@ impl Group {
                 Node::Binary(op, a, b, out) => {
                     earlier(a)?;
                     earlier(b)?;
-                    let (c, _) = op.class(self.dtype(a), self.dtype(b), out);
-                    if !op.supported(c) || op.kernel(c) != crate::kernels::Kernel::Binary(c) {
+                    let (ta, tb) = (self.dtype(a), self.dtype(b));
+                    let (c, rounds_to) = op.class(ta, tb, out);
+                    if may_widen(rounds_to, &[ta, tb])
+                        || !op.supported(c)
+                        || op.kernel(c) != Kernel::Binary(c)
+                    {
                         return Err(unfusable(i, op.name(), c));
                     }
-                    exact_result(i, out, c, op.is_predicate())?;
+                    exact_result(i, read[i], out, c, op.is_predicate())?;
                     c
                 }
             };
@@ -190,14 +222,6 @@ impl Group {
                         t.name()
                     ));
                 }
-            }
-        }
-        for (k, v) in self.inputs.iter().enumerate() {
-            if v.dtype != storage(class) && v.dtype != DType::U8 {
-                return Err(crate::unsupported!(
-                    "input {k} is {}, which a group computing in {class:?} does not load exactly",
-                    v.dtype.name()
-                ));
             }
         }
         for &o in &self.outputs {
@@ -230,10 +254,21 @@ fn unfusable(i: usize, op: &str, c: Compute) -> crate::error::Error {
     crate::unsupported!("node {i} ({op} in {c:?}) runs a kernel that is not generated yet")
 }
 
+/// Whether `ops::exact_float` may move an op rounding to `float` from f32 to f64: an
+/// integer operand whose type may hold values the float type does not (its values
+/// decide, which a kernel generated ahead of them cannot know).
+fn may_widen(float: DType, operands: &[DType]) -> bool {
+    float.is_float()
+        && operands
+            .iter()
+            .any(|t| t.is_int() && t.magnitude_bits() > float.precision_bits())
+}
+
 /// Whether node `i`'s result, of type `out` in class `c`, stays what a store and a load
-/// would make of it.
-fn exact_result(i: usize, out: DType, c: Compute, predicate: bool) -> Result<()> {
-    if out == storage(c) || predicate && out == DType::U8 {
+/// would make of it, where another node reads it (`read`): a node only stored rounds
+/// there, as its unfused kernel does.
+fn exact_result(i: usize, read: bool, out: DType, c: Compute, predicate: bool) -> Result<()> {
+    if !read || out == storage(c) || predicate && out == DType::U8 {
         Ok(())
     } else {
         Err(crate::unsupported!(

@@ -1,0 +1,146 @@
+//! engine_bench's generated-kernel figures (`--only generated`): an f32 add of 16M
+//! elements by the static kernel and as a generated one-op kernel (the same code, through
+//! the unoptimised library), and a chain of 10 element-wise ops (a comparison and a
+//! select among them) as 10 static launches and as one generated kernel; plus the time to
+//! generate and build a new kernel of 100 nodes.
+
+use super::{burst_seconds, emit, emit_throughput, f32_bytes};
+use nx_vulkan::codegen::{self, Group, Node, View};
+use nx_vulkan::ops::creation::{constant, Scalar};
+use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
+use nx_vulkan::ops::indexing::select;
+use nx_vulkan::{DType, Tensor};
+use std::time::Instant;
+
+const F: DType = DType::F32;
+
+/// A contiguous f32 input of a one-axis domain.
+fn contiguous() -> View {
+    View {
+        dtype: F,
+        strides: vec![1],
+        offset: 0,
+    }
+}
+
+/// The chain: t = a * b + a; u = max(t, b) - 0.5; m = u > a; s = select(m, u, t);
+/// r = abs(s) * b - negate(a), written as Nx would record it: 10 launches unfused.
+fn chain_group(n: usize) -> Group {
+    use BinaryOp::*;
+    Group {
+        shape: vec![n],
+        inputs: vec![contiguous(), contiguous()],
+        nodes: vec![
+            Node::Input(0),                             // 0 a
+            Node::Input(1),                             // 1 b
+            Node::Binary(Multiply, 0, 1, F),            // 2
+            Node::Binary(Add, 2, 0, F),                 // 3 t
+            Node::Binary(Max, 3, 1, F),                 // 4
+            Node::Constant(0.5f32.to_bits() as u64, F), // 5
+            Node::Binary(Subtract, 4, 5, F),            // 6 u
+            Node::Binary(Greater, 6, 0, DType::U8),     // 7 m
+            Node::Select(7, 6, 3, F),                   // 8 s
+            Node::Unary(UnaryOp::Abs, 8, F),            // 9
+            Node::Binary(Multiply, 9, 1, F),            // 10
+            Node::Unary(UnaryOp::Negate, 0, F),         // 11
+            Node::Binary(Subtract, 10, 11, F),          // 12 r
+        ],
+        outputs: vec![12],
+    }
+}
+
+fn chain_static(a: &Tensor, b: &Tensor, half: &Tensor, n: usize) -> Tensor {
+    use BinaryOp::*;
+    let s = [n];
+    let p = binary(Multiply, a, b, &s, F).unwrap();
+    let t = binary(Add, &p, a, &s, F).unwrap();
+    let x = binary(Max, &t, b, &s, F).unwrap();
+    let u = binary(Subtract, &x, half, &s, F).unwrap();
+    let m = binary(Greater, &u, a, &s, DType::U8).unwrap();
+    let sel = select(&m, &u, &t, &s, F).unwrap();
+    let ab = unary(UnaryOp::Abs, &sel, F).unwrap();
+    let q = binary(Multiply, &ab, b, &s, F).unwrap();
+    let na = unary(UnaryOp::Negate, a, F).unwrap();
+    binary(Subtract, &q, &na, &s, F).unwrap()
+}
+
+pub fn generated(reps: usize, burst: usize) {
+    let n = 1 << 24;
+    let a = Tensor::from_bytes(&[n], F, &f32_bytes(n, 1)).unwrap();
+    let b = Tensor::from_bytes(&[n], F, &f32_bytes(n, 2)).unwrap();
+    let add = Group {
+        shape: vec![n],
+        inputs: vec![contiguous(), contiguous()],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Add, 0, 1, F),
+        ],
+        outputs: vec![2],
+    };
+    let t = burst_seconds(reps, burst, &|| {
+        binary(BinaryOp::Add, &a, &b, &[n], F).unwrap()
+    });
+    emit_throughput("add_f32_static", n, 3 * n * 4, t);
+    let t = burst_seconds(reps, burst, &|| {
+        codegen::run(&add, &[&a, &b]).unwrap().remove(0)
+    });
+    emit_throughput("add_f32_generated", n, 3 * n * 4, t);
+
+    let half = constant(&[n], F, Scalar::Float(0.5)).unwrap();
+    let chain = chain_group(n);
+    let t = burst_seconds(reps, burst, &|| chain_static(&a, &b, &half, n));
+    emit(
+        "chain10_static",
+        &format!("{n}"),
+        t * 1e6,
+        "us",
+        ",\"launches\":10",
+    );
+    let t = burst_seconds(reps, burst, &|| {
+        codegen::run(&chain, &[&a, &b]).unwrap().remove(0)
+    });
+    emit(
+        "chain10_generated",
+        &format!("{n}"),
+        t * 1e6,
+        "us",
+        ",\"launches\":1",
+    );
+
+    // A new 100-node group (a chain of adds and multiplies on two inputs): SPIR-V emitted
+    // and the pipeline built, first call.
+    let mut nodes = vec![Node::Input(0), Node::Input(1)];
+    for i in 2..100 {
+        let op = if i % 2 == 0 {
+            BinaryOp::Add
+        } else {
+            BinaryOp::Multiply
+        };
+        nodes.push(Node::Binary(op, i - 1, i % 2, F));
+    }
+    let big = Group {
+        shape: vec![1024],
+        inputs: vec![contiguous(), contiguous()],
+        nodes,
+        outputs: vec![99],
+    };
+    let (x, y) = (
+        Tensor::from_bytes(&[1024], F, &f32_bytes(1024, 3)).unwrap(),
+        Tensor::from_bytes(&[1024], F, &f32_bytes(1024, 4)).unwrap(),
+    );
+    let t0 = Instant::now();
+    let words = codegen::spirv(&big).unwrap();
+    let emit_us = t0.elapsed().as_secs_f64() * 1e6;
+    let t0 = Instant::now();
+    let out = codegen::run(&big, &[&x, &y]).unwrap().remove(0);
+    let first_ms = t0.elapsed().as_secs_f64() * 1e3;
+    out.to_bytes().unwrap();
+    emit(
+        "compile_ms",
+        "100 nodes",
+        first_ms,
+        "ms",
+        &format!(",\"emit_us\":{emit_us:.0},\"spirv_words\":{}", words.len()),
+    );
+}
