@@ -89,8 +89,9 @@ defmodule Nx.Vulkan.Compiler do
     {fuse?, opts} = Keyword.pop(opts, :fuse, true)
     {generate?, opts} = Keyword.pop(opts, :generate, true)
     {record?, opts} = Keyword.pop(opts, :record, true)
-    fusion = if fuse?, do: &Fusion.rewrite/1, else: & &1
-    generation = if fuse? and generate?, do: &Generation.rewrite/1, else: & &1
+    generate? = fuse? and generate?
+    fusion = if fuse?, do: &Fusion.rewrite(&1, leave_generatable: generate?), else: & &1
+    generation = if generate?, do: &Generation.rewrite/1, else: & &1
     rewrite = &(&1 |> fusion.() |> generation.())
     # The program of this compilation lives in each calling process under its own key.
     program_key = {Program, make_ref()}

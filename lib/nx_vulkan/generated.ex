@@ -16,7 +16,8 @@ defmodule Nx.Vulkan.Generated do
       strides over the domain (0 where Nx broadcasts)
     * `:nodes` - `{name, a, b, c, type, value}` per value, in order: `{"input", k, ...}`,
       `{"constant", _, _, _, type, number}`, a unary op `{"abs", a, ...}`, a binary op
-      `{"add", a, b, ...}` or `{"select", pred, on_true, on_false, ...}` (Nx names; `a`,
+      `{"add", a, b, ...}`, `{"select", pred, on_true, on_false, ...}` or a conversion
+      `{"as_type", a, _, _, type, _}` (Nx names; `a`,
       `b` and `c` index earlier nodes; `type` is the node's result type)
     * `:output` - the node whose value is the result
   """
@@ -58,6 +59,8 @@ defmodule Nx.Vulkan.Generated do
 
   defp value({"input", k, _, _, _, _}, _values, inputs), do: Enum.at(inputs, k)
   defp value({"constant", _, _, _, type, v}, _values, _inputs), do: constant(v, type)
+
+  defp value({"as_type", a, _, _, type, _}, values, _inputs), do: Nx.as_type(elem(values, a), type)
 
   defp value({"select", p, a, b, _, _}, values, _inputs),
     do: Nx.select(elem(values, p), elem(values, a), elem(values, b))

@@ -23,6 +23,15 @@ defmodule Nx.Vulkan.GeneratedTest do
 
   defn(broadcast_chain(x, row), do: Nx.select(x >= row, x - row, row * 2.0))
 
+  # bench's chain10 with a cast at each end: s16 in, f16 out.
+  defn chain_with_casts(i, b) do
+    a = Nx.as_type(i, :f32)
+    t = a * b + a
+    u = Nx.max(t, b) - 0.5
+    s = Nx.select(u > a, u, t)
+    Nx.as_type(Nx.abs(s) * b - -a, :f16)
+  end
+
   defp evaluated(fun, args), do: apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
 
   defp launches(fun, args, generate?) do
@@ -63,7 +72,8 @@ defmodule Nx.Vulkan.GeneratedTest do
       {&clipped_step/2, [data({40, 7}, {:f, 64}, 3), data({40, 7}, {:f, 64}, 4)]},
       {&int_chain/2, [data({300}, {:s, 32}, 5), data({300}, {:s, 32}, 6)]},
       {&int_chain/2, [data({9, 11}, {:s, 64}, 7), data({9, 11}, {:s, 64}, 8)]},
-      {&broadcast_chain/2, [data({5, 6}, {:f, 32}, 9), data({6}, {:f, 32}, 10)]}
+      {&broadcast_chain/2, [data({5, 6}, {:f, 32}, 9), data({6}, {:f, 32}, 10)]},
+      {&chain_with_casts/2, [data({70, 3}, {:s, 16}, 15), data({70, 3}, {:f, 32}, 16)]}
     ]
 
     for {fun, args} <- cases do

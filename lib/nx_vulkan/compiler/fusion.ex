@@ -28,11 +28,17 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   @min_rows 64
   @small_domain 65_536
 
+  # Ops that generated kernels run too (Nx.Vulkan.Compiler.Generation).
+  @generatable ~w(input constant negate abs sqrt add subtract multiply divide max min)
+
   @doc false
-  # The expression with its fusion groups replaced by `Nx.block/4` nodes.
-  def rewrite(output) do
+  # The expression with its fusion groups replaced by `Nx.block/4` nodes. With
+  # `leave_generatable: true`, groups without a reduction whose ops generated kernels also
+  # run are left for them (Nx.Vulkan.Compiler.Generation, which takes comparisons, selects
+  # and conversions into the same kernel).
+  def rewrite(output, opts \\ []) do
     graph = Graph.build(output)
-    groups = plan(graph)
+    groups = plan(graph, Keyword.get(opts, :leave_generatable, false))
     if groups == %{}, do: output, else: Graph.rewrite(output, groups, &fused_block/4)
   catch
     :unfusable -> output
@@ -40,13 +46,13 @@ defmodule Nx.Vulkan.Compiler.Fusion do
 
   ## Planning: groups grown from each unassigned candidate root, consumers first.
 
-  defp plan(graph) do
+  defp plan(graph, leave?) do
     {groups, _assigned} =
       Enum.reduce(graph.order, {%{}, MapSet.new()}, fn id, {groups, assigned} ->
         node = graph.nodes[id]
 
         with false <- MapSet.member?(assigned, id),
-             {:ok, group} <- grow(node, graph, assigned) do
+             {:ok, group} <- grow(node, graph, assigned, leave?) do
           {Map.put(groups, id, group), MapSet.union(assigned, MapSet.new(Map.keys(group.members)))}
         else
           _ -> {groups, assigned}
@@ -56,18 +62,18 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     groups
   end
 
-  defp grow(%T{type: type} = root, graph, assigned) when type in @types do
+  defp grow(%T{type: type} = root, graph, assigned, leave?) when type in @types do
     case root_domain(root) do
       {:ok, shape, k} ->
         group = %{root: root, type: type, shape: shape, k: k, members: %{root.data.id => root}}
-        group |> absorb(graph, assigned) |> finish()
+        group |> absorb(graph, assigned) |> finish(leave?)
 
       :error ->
         :error
     end
   end
 
-  defp grow(_root, _graph, _assigned), do: :error
+  defp grow(_root, _graph, _assigned, _leave?), do: :error
 
   # A reduction root sets the domain (its operand's shape) and the split; an element-wise
   # root gives the domain, and the split waits for a reduction.
@@ -183,8 +189,9 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   defp reductions(program),
     do: Enum.count(program.slots, fn {name, _, _, _} -> name in ~w(sum reduce_max reduce_min) end)
 
-  # Worth a kernel of its own: two ops or more, at least one input, non-empty rows.
-  defp finish(group) do
+  # Worth a kernel of its own: two ops or more, at least one input, non-empty rows; and,
+  # with `leave?`, not one that generated kernels run.
+  defp finish(group, leave?) do
     group = %{group | k: group.k || max(tuple_size(group.shape) - 1, 0)}
     program = program(group)
     ops = Enum.count(program.slots, fn {name, _, _, _} -> name not in ~w(input constant) end)
@@ -196,9 +203,12 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     # (a full reduction would be one workgroup), so those reductions stay unfused.
     wide_enough? = reductions(program) == 0 or rows >= @min_rows or rows * cols <= @small_domain
 
-    if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(program),
-      do: {:ok, Map.put(group, :program, program)},
-      else: :error
+    generatable? = leave? and reductions(program) == 0 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable))
+
+    if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(program) and
+         not generatable?,
+       do: {:ok, Map.put(group, :program, program)},
+       else: :error
   end
 
   ## The program: members in dependency order, each operand outside the group an input.

@@ -7,7 +7,9 @@ defmodule Nx.Vulkan.Compiler.Generation do
   #
   # A group computes in one type T of f32, f64, s32, u32, s64 and u64. Its members give
   # results of type T, or u8 from a comparison; their operands are of type T or u8, or
-  # constants that T holds exactly. Then keeping each value in a register equals storing
+  # constants that T holds exactly. Conversions (`as_type`) join at the ends: into T from
+  # an input of any real type, and out of T as the group's result, where their kernels
+  # would compute in T's class. Then keeping each value in a register equals storing
   # and reloading it, so the kernel's bytes are the ops' one by one (the engine checks
   # the same rules, `Group::check`, and the block's default runs the ops otherwise).
   # Members have the group's shape; inputs broadcast to it by Nx's rules.
@@ -81,7 +83,42 @@ defmodule Nx.Vulkan.Compiler.Generation do
     if pred.type == {:u, 8} and values_fit?, do: {:ok, type}, else: :error
   end
 
+  # A conversion as the root computes in its operand's type, where its kernel would.
+  defp class_of(%T{type: to, data: %Expr{op: :as_type, args: [%T{type: from}]}}) when from in @types do
+    if conversion_class(from, to) == compute_class(from), do: {:ok, from}, else: :error
+  end
+
   defp class_of(_), do: :error
+
+  # A conversion that other members read: to the group's type, from an input of any real
+  # type, computing in the group's class (the engine's `Compute::for_conversion`).
+  defp converts_in?(%T{type: type, data: %Expr{op: :as_type, args: [%T{type: from}]}}, type),
+    do: not complex?(from) and conversion_class(from, type) == compute_class(type)
+
+  defp converts_in?(_, _), do: false
+
+  defp complex?({:c, _}), do: true
+  defp complex?(_), do: false
+
+  # DType::compute and Compute::for_conversion (native/nx_vulkan/src/dtype.rs).
+  defp compute_class({:f, 64}), do: :f64
+  defp compute_class({kind, _}) when kind in [:f, :bf], do: :f32
+  defp compute_class({:s, 64}), do: :i64
+  defp compute_class({:u, 64}), do: :u64
+  defp compute_class({:s, _}), do: :i32
+  defp compute_class({:u, _}), do: :u32
+  defp compute_class(other), do: other
+
+  defp conversion_class(from, to) do
+    cond do
+      from == {:f, 64} or to == {:f, 64} -> :f64
+      float?(from) and not float?(to) and elem(to, 1) <= 16 -> :f32
+      from in [{:s, 64}, {:u, 64}] -> compute_class(from)
+      true -> compute_class(to)
+    end
+  end
+
+  defp float?({kind, _}), do: kind in [:f, :bf]
 
   defp constant?(%T{data: %Expr{op: :constant}}), do: true
   defp constant?(_), do: false
@@ -119,8 +156,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
         with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
              true <- arg.shape == group.shape,
              true <- MapSet.subset?(graph.users[id], MapSet.new(Map.keys(group.members))),
-             {:ok, type} when type == group.type <- class_of(arg),
-             true <- operands_fit?(arg, type),
+             true <- member?(arg, group.type),
              group = put_in(group.members[id], arg),
              true <- within_limits?(program(group)) do
           group
@@ -130,6 +166,14 @@ defmodule Nx.Vulkan.Compiler.Generation do
       end)
 
     if candidate, do: absorb(candidate, graph, assigned), else: group
+  end
+
+  # Whether an operand of the group can join it: an op computing in the group's type whose
+  # operands fit, or a conversion into that type.
+  defp member?(t, type) do
+    if converts_in?(t, type),
+      do: true,
+      else: class_of(t) == {:ok, type} and t.data.op != :as_type and operands_fit?(t, type)
   end
 
   defp tensor_args(%T{data: %Expr{op: :constant}}), do: []
@@ -175,6 +219,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
     state = Enum.reduce(args, state, &emit(&1, group, &2))
 
     case Enum.map(args, &state.node_of[&1.data.id]) do
+      [a] when op == :as_type -> push(state, id, {"as_type", a, 0, 0, t.type, 0})
       [a] -> push(state, id, {Atom.to_string(op), a, 0, 0, t.type, 0})
       [a, b] -> push(state, id, {Atom.to_string(op), a, b, 0, t.type, 0})
       [p, a, b] -> push(state, id, {"select", p, a, b, t.type, 0})

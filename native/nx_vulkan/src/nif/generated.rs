@@ -14,8 +14,9 @@ use crate::ops::elementwise::{BinaryOp, UnaryOp};
 const OP: &str = "generated";
 
 /// One node: `{"input", k, _, _, type, _}`, `{"constant", _, _, _, type, value}`,
-/// `{"select", pred, on_true, on_false, type, _}`, `{unary, a, _, _, type, _}` or
-/// `{binary, a, b, _, type, _}` (Nx op names; `type` is the node's result type).
+/// `{"select", pred, on_true, on_false, type, _}`, `{"as_type", a, _, _, type, _}`,
+/// `{unary, a, _, _, type, _}` or `{binary, a, b, _, type, _}` (Nx op names; `type` is
+/// the node's result type).
 fn node(name: &str, a: usize, b: usize, c: usize, ty: &str, value: &ScalarTerm) -> NifOut<Node> {
     let t = dtype(OP, ty)?;
     Ok(match name {
@@ -28,6 +29,8 @@ fn node(name: &str, a: usize, b: usize, c: usize, ty: &str, value: &ScalarTerm) 
             Node::Constant(u64::from_le_bytes(bits), t)
         }
         "select" => Node::Select(a, b, c, t),
+        // Nx.as_type: the identity op to another type, as `ops::elementwise::as_type`.
+        "as_type" => Node::Unary(UnaryOp::Identity, a, t),
         _ => {
             if let Some(u) = UnaryOp::from_name(name) {
                 Node::Unary(u, a, t)
