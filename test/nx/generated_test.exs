@@ -76,12 +76,17 @@ defmodule Nx.Vulkan.GeneratedTest do
       {&chain_with_casts/2, [data({70, 3}, {:s, 16}, 15), data({70, 3}, {:f, 32}, 16)]}
     ]
 
+    refused = Nx.Vulkan.stats().generated_refused
+
     for {fun, args} <- cases do
       {generated, with_kernels} = launches(fun, args, true)
       {_unfused, without} = launches(fun, args, false)
       assert_same_bytes(generated, evaluated(fun, args))
       assert with_kernels < without, "#{inspect(fun)}: #{with_kernels} launches, #{without} without"
     end
+
+    # The Compiler planned only groups the engine generates (none ran op by op instead).
+    assert Nx.Vulkan.stats().generated_refused == refused
   end
 
   test "the same compiled call, recorded and replayed, keeps the bytes" do
@@ -101,5 +106,16 @@ defmodule Nx.Vulkan.GeneratedTest do
     on_host = apply(Nx.Defn.jit(rewrite, compiler: Nx.Defn.Evaluator), host)
     assert_same_bytes(on_host, evaluated(&relu_and_grad/2, host))
     assert {%Nx.Tensor{data: %Nx.BinaryBackend{}}, _} = on_host
+  end
+
+  test "a group the engine does not generate says why and is counted" do
+    x = Nx.iota({4}, type: :f64, backend: Nx.Vulkan.Backend)
+    before = Nx.Vulkan.stats().generated_refused
+    # f64 pow runs a math-library kernel: not generated.
+    nodes = [{"input", 0, 0, 0, "f64", 0}, {"pow", 0, 0, 0, "f64", 0}, {"negate", 1, 0, 0, "f64", 0}]
+
+    assert {:error, {:unsupported, msg}} = Nx.Vulkan.Native.t_generated([4], [{"f64", [1], 0}], nodes, 2, [x.data.ref])
+    assert msg =~ "pow"
+    assert Nx.Vulkan.stats().generated_refused == before + 1
   end
 end

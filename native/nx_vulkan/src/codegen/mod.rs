@@ -21,6 +21,7 @@ use crate::kernels::{KernelKey, Source};
 use crate::ops::{grid, PushWords};
 use crate::tensor::{numel, Tensor};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use vulkano::pipeline::ComputePipeline;
 
@@ -36,6 +37,24 @@ pub fn spirv(group: &Group) -> Result<Vec<u32>> {
         crate::kernels::spirv::preserve_f32_denormals(&mut words);
     }
     Ok(words)
+}
+
+/// Kernels generated (one per distinct group) and groups refused by the NIF.
+static GENERATED: AtomicU64 = AtomicU64::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+
+/// Notes a group that [`Group::check`] refused where a caller asked for it (the
+/// Compiler then runs its ops one by one).
+pub fn note_refused() {
+    REFUSED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The kernels generated and the groups refused so far, for `Nx.Vulkan.stats/0`.
+pub fn counts() -> (u64, u64) {
+    (
+        GENERATED.load(Ordering::Relaxed),
+        REFUSED.load(Ordering::Relaxed),
+    )
 }
 
 /// The pipeline of `group`'s kernel, generated and registered on first use.
@@ -57,6 +76,7 @@ fn pipeline(group: &Group) -> Result<Arc<ComputePipeline>> {
             // 1.2 target) plus a `main` that only loads, calls and stores through it;
             // tests/codegen.rs runs spirv-val on such modules.
             unsafe { engine()?.kernels.register_spirv(&name, &words)? };
+            GENERATED.fetch_add(1, Ordering::Relaxed);
             names
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -120,6 +120,7 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
     let x = e.stream.stats();
     let (calls, runs) = super::program::counts();
     let (retries, collects) = super::twin::retries();
+    let (generated, refused) = crate::codegen::counts();
     let pairs: Vec<(&str, Term)> = vec![
         ("live_bytes", m.live_bytes.encode(env)),
         ("pooled_bytes", m.pooled_bytes.encode(env)),
@@ -144,6 +145,8 @@ fn dev_stats(env: Env<'_>) -> NifOut<Term<'_>> {
         ("dirty_retries", retries.encode(env)),
         ("collects", collects.encode(env)),
         ("spares_created", m.spares.encode(env)),
+        ("generated_kernels", generated.encode(env)),
+        ("generated_refused", refused.encode(env)),
     ];
     Ok(atom_map(env, &pairs))
 }

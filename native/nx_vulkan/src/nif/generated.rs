@@ -2,7 +2,7 @@
 //! a group arrives as its domain, its input views and its nodes, each a
 //! `{name, a, b, c, type, value}` tuple naming an Nx op (see [`node`]).
 
-use super::convert::{dtype, err, wrap, NifOut, ScalarTerm};
+use super::convert::{dtype, err, NifOut, ScalarTerm};
 use super::program::op;
 use super::tensor::Ref;
 use super::twin::twin_nif;
@@ -74,7 +74,10 @@ twin_nif! {
             outputs: vec![output],
         };
         // Refused groups say why before any input is touched.
-        wrap(OP, group.check())?;
+        if let Err(e) = group.check() {
+            codegen::note_refused();
+            return Err(err(OP, e));
+        }
         let refs: Vec<&Ref> = inputs.iter().collect();
         op(OP, &refs, move |x| {
             let mut outputs = codegen::run(&group, &x.iter().collect::<Vec<_>>())?;
