@@ -118,4 +118,13 @@ defmodule Nx.Vulkan.GeneratedTest do
     assert msg =~ "pow"
     assert Nx.Vulkan.stats().generated_refused == before + 1
   end
+
+  test "shifts stay out of generated kernels: a negative shift amount still raises" do
+    shift = Nx.Defn.jit(fn a, b -> Nx.add(Nx.left_shift(a, b), 1) end, compiler: Nx.Vulkan.Compiler)
+    a = Nx.tensor([1, 2, 3], type: :s32, backend: Nx.Vulkan.Backend)
+    b = Nx.tensor([1, -1, 2], type: :s32, backend: Nx.Vulkan.Backend)
+    eager = catch_error(Nx.add(Nx.left_shift(a, b), 1))
+    assert %{__struct__: kind} = eager
+    assert_raise kind, fn -> shift.(a, b) end
+  end
 end

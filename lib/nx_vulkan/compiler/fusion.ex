@@ -203,13 +203,26 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     # (a full reduction would be one workgroup), so those reductions stay unfused.
     wide_enough? = reductions(program) == 0 or rows >= @min_rows or rows * cols <= @small_domain
 
-    generatable? = leave? and reductions(program) == 0 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable))
+    generatable? = leave? and generatable?(group, program)
 
     if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(program) and
          not generatable?,
        do: {:ok, Map.put(group, :program, program)},
        else: :error
   end
+
+  # Whether Nx.Vulkan.Compiler.Generation takes the whole group: element-wise ops it
+  # runs, no metadata nodes, constants of the group's type or small integers.
+  defp generatable?(group, program) do
+    reductions(program) == 0 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
+      Enum.all?(Map.values(group.members), fn %T{data: %Expr{op: op, args: args}} ->
+        op != :metadata and Enum.all?(args, &generatable_operand?(&1, group.type))
+      end)
+  end
+
+  defp generatable_operand?(%T{type: type, data: %Expr{op: :constant}}, type), do: true
+  defp generatable_operand?(%T{data: %Expr{op: :constant, args: [v]}}, _), do: is_integer(v) and abs(v) <= 16_777_216
+  defp generatable_operand?(_, _), do: true
 
   ## The program: members in dependency order, each operand outside the group an input.
 

@@ -80,7 +80,8 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
   defp class_of(%T{type: type, data: %Expr{op: :select, args: [pred, on_true, on_false]}}) when type in @types do
     values_fit? = Enum.all?([on_true, on_false], &(constant?(&1) or &1.type == type))
-    if pred.type == {:u, 8} and values_fit?, do: {:ok, type}, else: :error
+    # (A constant predicate would travel in the group's type; the engine wants u8.)
+    if pred.type == {:u, 8} and not constant?(pred) and values_fit?, do: {:ok, type}, else: :error
   end
 
   # A conversion as the root computes in its operand's type, where its kernel would.

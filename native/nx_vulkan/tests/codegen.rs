@@ -407,7 +407,32 @@ fn groups_that_would_round_differently_are_refused() {
         ],
         vec![contiguous(f, &shape), contiguous(DType::F64, &shape)],
     );
+    // A u64 operand in the s64 class: binary.comp orders values at or above 2^63 apart.
+    let big_u64 = two(
+        vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Min, 0, 1, DType::S64),
+        ],
+        vec![
+            contiguous(DType::U64, &shape),
+            contiguous(DType::S64, &shape),
+        ],
+    );
+    // An s32 input stored as it is from an f32 group: it would round through f32.
+    let lossy_copy = Group {
+        shape: shape.clone(),
+        inputs: vec![contiguous(DType::S32, &shape), contiguous(f, &shape)],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Unary(UnaryOp::Negate, 1, f),
+        ],
+        outputs: vec![0, 2],
+    };
     for (what, group) in [
+        ("u64 in s64", big_u64),
+        ("s32 input copied out of an f32 group", lossy_copy),
         ("f16 intermediate", f16_result),
         ("f64 exp", exp_f64),
         ("s32 input", int_input),
@@ -440,6 +465,20 @@ fn views_past_their_tensor_are_errors() {
         Err(other) => panic!("{other:?}"),
         Ok(_) => panic!("a view past its tensor ran"),
     }
+    // Strides past 32 bits: the kernels' index math is 32-bit.
+    let wide = Group {
+        shape: vec![2],
+        inputs: vec![View {
+            dtype: f,
+            strides: vec![1 << 33],
+            offset: 0,
+        }],
+        ..group.clone()
+    };
+    assert!(matches!(
+        codegen::run(&wide, &[&t]),
+        Err(Error::Unsupported(_))
+    ));
     let wrong_type = tensor(DType::F64, &[12], 9);
     assert!(matches!(
         codegen::run(&group, &[&wrong_type]),

@@ -192,7 +192,11 @@ impl Group {
                     earlier(b)?;
                     let (ta, tb) = (self.dtype(a), self.dtype(b));
                     let (c, rounds_to) = op.class(ta, tb, out);
-                    if may_widen(rounds_to, &[ta, tb])
+                    // binary.comp orders and divides a u64 at or above 2^63 mixed with a
+                    // signed operand by its own value (`big_apply`), which is not generated.
+                    let big_u64 = c == Compute::I64 && (ta == DType::U64 || tb == DType::U64);
+                    if big_u64
+                        || may_widen(rounds_to, &[ta, tb])
                         || !op.supported(c)
                         || op.kernel(c) != Kernel::Binary(c)
                     {
@@ -227,6 +231,15 @@ impl Group {
         for &o in &self.outputs {
             if o >= self.nodes.len() {
                 return Err(crate::invalid!("output node {o} of {}", self.nodes.len()));
+            }
+            // An input stored as it is: loaded into the class, it must come back whole.
+            let t = self.dtype(o);
+            if matches!(self.nodes[o], Node::Input(_)) && t != storage(class) && t != DType::U8 {
+                return Err(crate::unsupported!(
+                    "output {o} is a {} input, which a group computing in {class:?} does not \
+                     hold exactly",
+                    t.name()
+                ));
             }
         }
         if matches!(class, Compute::C64 | Compute::C128) {

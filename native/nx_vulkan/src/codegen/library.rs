@@ -221,4 +221,52 @@ pub fn finish(module: &mut dr::Module, main: Word) {
     module
         .annotations
         .retain(|a| id_operand(a, 0).is_none_or(|id| defined.contains(&id)));
+    forbid_contraction(module);
+}
+
+/// Decorates every float add, subtract, multiply, divide, remainder and negation with
+/// NoContraction. Each op runs alone in its static kernel, so no driver fuses one op's
+/// multiply with the next op's add there; inlined into one `main`, a driver could (one
+/// rounding where the ops round twice). Within an op the static kernels mark what must
+/// not be fused themselves (`precise`), and exact steps round the same fused or not.
+fn forbid_contraction(module: &mut dr::Module) {
+    const FLOAT_ARITHMETIC: [Op; 7] = [
+        Op::FAdd,
+        Op::FSub,
+        Op::FMul,
+        Op::FDiv,
+        Op::FRem,
+        Op::FMod,
+        Op::FNegate,
+    ];
+    let marked: HashSet<Word> = module
+        .annotations
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.operands.get(1),
+                Some(Operand::Decoration(Decoration::NoContraction))
+            )
+        })
+        .filter_map(|a| id_operand(a, 0))
+        .collect();
+    let ids: Vec<Word> = module
+        .functions
+        .iter()
+        .flat_map(|f| f.blocks.iter().flat_map(|b| &b.instructions))
+        .filter(|i| FLOAT_ARITHMETIC.contains(&i.class.opcode))
+        .filter_map(|i| i.result_id)
+        .filter(|id| !marked.contains(id))
+        .collect();
+    for id in ids {
+        module.annotations.push(dr::Instruction::new(
+            Op::Decorate,
+            None,
+            None,
+            vec![
+                Operand::IdRef(id),
+                Operand::Decoration(Decoration::NoContraction),
+            ],
+        ));
+    }
 }

@@ -14,6 +14,7 @@ mod library;
 
 pub use ir::{Group, Node, View};
 
+use crate::dtype::Compute;
 use crate::engine::engine;
 use crate::error::Result;
 use crate::exec::Access;
@@ -30,6 +31,19 @@ use vulkano::pipeline::ComputePipeline;
 pub fn spirv(group: &Group) -> Result<Vec<u32>> {
     let class = group.check()?;
     let info = engine()?.info();
+    // As the static kernels (`Kernels::check_features`): a device without 64-bit types
+    // answers `Unsupported`, and the Compiler runs the ops one by one.
+    let wide = match class {
+        Compute::F64 => !(info.f64 && info.int64),
+        Compute::I64 | Compute::U64 => !info.int64,
+        _ => false,
+    };
+    if wide {
+        return Err(crate::unsupported!(
+            "a generated kernel computing in {class:?} needs 64-bit types, which {} lacks",
+            info.name
+        ));
+    }
     let library = library::library(library::suffix(class, info.f64)?)?;
     let mut words = emit::emit(group, class, &library)?;
     // As every static kernel (kernels/spirv.rs `load`).
@@ -57,31 +71,31 @@ pub fn counts() -> (u64, u64) {
     )
 }
 
-/// The pipeline of `group`'s kernel, generated and registered on first use.
+/// The pipeline of `group`'s kernel, generated and registered on first use. The map's
+/// lock is held while a kernel is generated (about a millisecond; the driver builds the
+/// pipeline after, in `get_key`), so two threads asking for one group generate it once.
 fn pipeline(group: &Group) -> Result<Arc<ComputePipeline>> {
     static NAMES: OnceLock<Mutex<HashMap<Group, String>>> = OnceLock::new();
-    let names = NAMES.get_or_init(Mutex::default);
-    let known = names
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(group)
-        .cloned();
-    let name = match known {
-        Some(name) => name,
-        None => {
-            crate::nonblocking::may_block("generating a kernel")?;
-            let words = spirv(group)?;
-            let name = format!("Generated#{:08x}", fnv(&words));
-            // SAFETY: the library's SPIR-V (compiled by shaderc for this engine's Vulkan
-            // 1.2 target) plus a `main` that only loads, calls and stores through it;
-            // tests/codegen.rs runs spirv-val on such modules.
-            unsafe { engine()?.kernels.register_spirv(&name, &words)? };
-            GENERATED.fetch_add(1, Ordering::Relaxed);
-            names
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(group.clone(), name.clone());
-            name
+    let name = {
+        let mut names = NAMES
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match names.get(group) {
+            Some(name) => name.clone(),
+            None => {
+                crate::nonblocking::may_block("generating a kernel")?;
+                let words = spirv(group)?;
+                // Numbered, so that no two groups share a name (and a pipeline).
+                let n = GENERATED.fetch_add(1, Ordering::Relaxed);
+                let name = format!("Generated#{n}:{:08x}", fnv(&words));
+                // SAFETY: the library's SPIR-V (compiled by shaderc for this engine's
+                // Vulkan 1.2 target) plus a `main` that only loads, calls and stores
+                // through it; tests/codegen.rs runs spirv-val on such modules.
+                unsafe { engine()?.kernels.register_spirv(&name, &words)? };
+                names.insert(group.clone(), name.clone());
+                name
+            }
         }
     };
     engine()?.kernels.get_key(&KernelKey {
@@ -167,6 +181,16 @@ fn check_view(k: usize, view: &View, shape: &[usize], t: &Tensor) -> Result<()> 
         }
     }
     let len = numel(&t.shape)? as i128;
+    // The kernel's index math is 32-bit (as the static kernels'): offsets below 2^32,
+    // strides within i32.
+    let wide_stride = view.strides.iter().any(|&s| i32::try_from(s).is_err());
+    if wide_stride || high > u32::MAX as i128 {
+        return Err(crate::unsupported!(
+            "input {k} of a generated kernel reaches element {high} or has a stride past \
+             32 bits ({:?})",
+            view.strides
+        ));
+    }
     if low < 0 || high >= len {
         return Err(crate::invalid!(
             "input {k} of a generated kernel reads elements {low}..={high} of a tensor of \
