@@ -1,19 +1,21 @@
 //! Emits a generated kernel: its class's library plus a `main` that walks the domain
-//! (grid-stride, as the static kernels) and, at each point, loads the inputs, calls the
-//! library's `unary_apply` / `binary_apply` for each node and stores the outputs, each
-//! through the library's typed `load_elem` / `store_elem`. Sizes, strides, types and op
-//! codes are constants of the module; tensor addresses are push constants.
+//! (grid-stride, as the static kernels) and, at each point, loads the inputs, computes
+//! each node and stores the outputs, calling the library's `load_elem`, `unary_apply`,
+//! `binary_apply` and `store_elem`, each through a copy specialised for the type or op
+//! of the call (`specialize.rs`). Sizes, strides, types and op codes are constants of the
+//! module; tensor addresses are push constants.
 
 use super::ir::{Group, Node};
 use super::library::{finish, Function, Library};
+use super::specialize::specialize;
 use crate::dtype::{Compute, DType};
 use crate::error::{Error, Result};
 use crate::ops::elementwise::UnaryOp;
 use crate::ops::layout::contiguous_strides;
 use rspirv::binary::Assemble;
-use rspirv::dr::Builder;
+use rspirv::dr::{self, Builder, Operand};
 use rspirv::spirv::{
-    ExecutionMode, ExecutionModel, FunctionControl, LoopControl, StorageClass, Word,
+    ExecutionMode, ExecutionModel, FunctionControl, LoopControl, Op, StorageClass, Word,
 };
 use std::collections::HashMap;
 
@@ -28,7 +30,7 @@ impl From<rspirv::dr::Error> for Error {
 
 /// The SPIR-V words of `group`'s kernel, computing in `class` with `library`.
 pub fn emit(group: &Group, class: Compute, library: &Library) -> Result<Vec<u32>> {
-    let mut e = Emitter::new(library, class)?;
+    let mut e = Emitter::new(library, class, group)?;
     e.main(group)?;
     let main = e.main_id;
     let mut module = e.b.module();
@@ -52,13 +54,16 @@ struct Emitter<'l> {
     class: Compute,
     t: Word,
     main_id: Word,
-    /// The library functions the kernel calls, by name.
+    /// The library functions the kernel calls, specialised (`specialized`), by name.
+    specialized: HashMap<String, Function>,
+    /// Their parameter variables, by the same names.
     callees: HashMap<String, Callee>,
 }
 
 impl<'l> Emitter<'l> {
-    fn new(library: &'l Library, class: Compute) -> Result<Self> {
-        let mut b = Builder::new_from_module(library.kernel_module());
+    fn new(library: &'l Library, class: Compute, group: &Group) -> Result<Self> {
+        let (module, specialized) = specialized(library, group)?;
+        let mut b = Builder::new_from_module(module);
         let uint = b.type_int(32, 0);
         let int = b.type_int(32, 1);
         let t = match class {
@@ -79,6 +84,7 @@ impl<'l> Emitter<'l> {
             class,
             t,
             main_id,
+            specialized,
             callees: HashMap::new(),
         })
     }
@@ -91,7 +97,7 @@ impl<'l> Emitter<'l> {
     /// The variables of a library function's parameters, declared where `main`'s
     /// variables must be: at the start of its first block.
     fn callee(&mut self, name: &str) -> Result<Callee> {
-        let f = self.library.function(name)?.clone();
+        let f = self.specialized[name].clone();
         let args = f
             .params
             .iter()
@@ -175,14 +181,24 @@ impl<'l> Emitter<'l> {
                 Node::Input(k) => {
                     let view = &group.inputs[k];
                     let index = self.index(i, &group.shape, &view.strides, view.offset)?;
-                    self.call(&format!("load_{}", view.dtype.code()), &[addrs[k], index])?
+                    let ty = self.u32(view.dtype.code());
+                    self.call(
+                        &format!("load_{}", view.dtype.code()),
+                        &[addrs[k], ty, index],
+                    )?
                 }
                 Node::Unary(op, a, _) => {
+                    let name = unary_function(op);
+                    let code = self.u32(code_of(&name));
                     let bits = self.u32(type_bits(group.dtype(a)));
-                    self.call(&unary_function(op), &[values[a], bits])?
+                    self.call(&name, &[code, values[a], bits])?
                 }
                 Node::Binary(op, a, b, _) => {
-                    self.call(&format!("binary_{}", op as u32), &[values[a], values[b]])?
+                    let code = self.u32(op as u32);
+                    self.call(
+                        &format!("binary_{}", op as u32),
+                        &[code, values[a], values[b]],
+                    )?
                 }
                 Node::Constant(bits, t) => self.constant(bits, t),
                 Node::Select(p, a, b, _) => {
@@ -201,8 +217,10 @@ impl<'l> Emitter<'l> {
             values.push(v);
         }
         for (j, &o) in group.outputs.iter().enumerate() {
-            let store = format!("store_{}", group.dtype(o).code());
-            self.call(&store, &[addrs[group.inputs.len() + j], i, values[o]])?;
+            let ty = group.dtype(o).code();
+            let code = self.u32(ty);
+            let store = format!("store_{ty}");
+            self.call(&store, &[addrs[group.inputs.len() + j], code, i, values[o]])?;
         }
         self.b.branch(cont)?;
 
@@ -327,8 +345,79 @@ fn unary_function(op: UnaryOp) -> String {
     format!("unary_{}", op as u32)
 }
 
+/// The number after a specialised function's name (`binary_3` -> 3).
+fn code_of(name: &str) -> u32 {
+    name.rsplit('_')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The library's generic function behind a specialised name, and the parameter it is
+/// specialised on: `load_<type>` is `load_elem(addr, ty, i)` for that type, `store_<type>`
+/// `store_elem(addr, ty, i, v)`, `unary_<op>` `unary_apply(op, x, bits)`, `binary_<op>`
+/// `binary_apply(op, a, b)`.
+fn generic(name: &str) -> (&'static str, usize) {
+    match name.split('_').next() {
+        Some("load") => ("load_elem", 1),
+        Some("store") => ("store_elem", 1),
+        Some("unary") => ("unary_apply", 0),
+        _ => ("binary_apply", 0),
+    }
+}
+
+/// The library with a copy of each generic function the kernel calls, specialised for
+/// the op or type it calls it with (`specialize.rs`), and those copies by name.
+fn specialized(
+    library: &Library,
+    group: &Group,
+) -> Result<(dr::Module, HashMap<String, Function>)> {
+    let mut module = library.kernel_module();
+    let uint = module
+        .types_global_values
+        .iter()
+        .find(|i| {
+            i.class.opcode == Op::TypeInt
+                && matches!(
+                    i.operands.as_slice(),
+                    [Operand::LiteralBit32(32), Operand::LiteralBit32(0)]
+                )
+        })
+        .and_then(|i| i.result_id)
+        .ok_or_else(|| Error::Vulkan("the generated-kernel library has no uint".into()))?;
+    let mut next = module.header.as_ref().map_or(1, |h| h.bound);
+    let mut functions = HashMap::new();
+    for name in callees(group) {
+        if functions.contains_key(&name) {
+            continue;
+        }
+        let (generic_name, param) = generic(&name);
+        let f = library.function(generic_name)?.clone();
+        let value = code_of(&name);
+        let constant = next;
+        next += 1;
+        module.types_global_values.push(dr::Instruction::new(
+            Op::Constant,
+            Some(uint),
+            Some(constant),
+            vec![Operand::LiteralBit32(value)],
+        ));
+        let mut fresh = || {
+            next += 1;
+            next - 1
+        };
+        let id = specialize(&mut module, &mut fresh, f.id, param, value, constant)
+            .ok_or_else(|| Error::Vulkan(format!("specialising {generic_name}")))?;
+        functions.insert(name, Function { id, ..f });
+    }
+    if let Some(h) = module.header.as_mut() {
+        h.bound = next;
+    }
+    Ok((module, functions))
+}
+
 /// The library functions `group`'s kernel calls: a load per input type, each op's
-/// function, a store per output type (`shaders/codegen/lib.comp`).
+/// function, a store per output type, by the names of their specialised copies.
 fn callees(group: &Group) -> Vec<String> {
     let mut names: Vec<String> = group
         .nodes

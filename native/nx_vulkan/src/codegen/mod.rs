@@ -11,6 +11,7 @@
 mod emit;
 pub mod ir;
 mod library;
+mod specialize;
 
 pub use ir::{Group, Node, View};
 
