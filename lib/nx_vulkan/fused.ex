@@ -61,10 +61,12 @@ defmodule Nx.Vulkan.Fused do
     do: apply(Nx, String.to_existing_atom(name), [regs[a]])
 
   # Constants live on Nx.BinaryBackend, which mixes with any backend and with defn
-  # expressions (the default expression is built from this function too).
+  # expressions (the default expression is built from this function too). Also the
+  # constants of `Nx.Vulkan.Generated.evaluate/2`.
   @host [backend: Nx.BinaryBackend]
-  defp constant(:nan, type), do: Nx.Constants.nan(type, @host)
-  defp constant(:infinity, type), do: Nx.Constants.infinity(type, @host)
-  defp constant(:neg_infinity, type), do: Nx.Constants.neg_infinity(type, @host)
-  defp constant(v, type), do: Nx.tensor(v, [type: type] ++ @host)
+  @doc false
+  def constant(:nan, type), do: Nx.Constants.nan(type, @host)
+  def constant(:infinity, type), do: Nx.Constants.infinity(type, @host)
+  def constant(:neg_infinity, type), do: Nx.Constants.neg_infinity(type, @host)
+  def constant(v, type), do: Nx.tensor(v, [type: type] ++ @host)
 end

@@ -59,7 +59,7 @@ defmodule Nx.Vulkan.Generated do
   end
 
   defp value({"input", k, _, _, _, _}, _values, inputs), do: Enum.at(inputs, k)
-  defp value({"constant", _, _, _, type, v}, _values, _inputs), do: constant(v, type)
+  defp value({"constant", _, _, _, type, v}, _values, _inputs), do: Nx.Vulkan.Fused.constant(v, type)
 
   defp value({"as_type", a, _, _, type, _}, values, _inputs), do: Nx.as_type(elem(values, a), type)
 
@@ -71,12 +71,4 @@ defmodule Nx.Vulkan.Generated do
 
   defp value({name, a, b, _, _, _}, values, _inputs) when name in @binary,
     do: apply(Nx, String.to_existing_atom(name), [elem(values, a), elem(values, b)])
-
-  # Constants live on Nx.BinaryBackend, which mixes with any backend and with defn
-  # expressions (the default expression is built from this function too).
-  @host [backend: Nx.BinaryBackend]
-  defp constant(:nan, type), do: Nx.Constants.nan(type, @host)
-  defp constant(:infinity, type), do: Nx.Constants.infinity(type, @host)
-  defp constant(:neg_infinity, type), do: Nx.Constants.neg_infinity(type, @host)
-  defp constant(v, type), do: Nx.tensor(v, [type: type] ++ @host)
 end

@@ -162,7 +162,7 @@ impl Group {
                     c
                 }
                 Node::Constant(_, t) => {
-                    if t != DType::U8 && t != storage(t.compute()) {
+                    if t != DType::U8 && t != t.compute().storage() {
                         return Err(crate::unsupported!(
                             "node {i} is a {} constant, which no class holds exactly",
                             t.name()
@@ -175,7 +175,7 @@ impl Group {
                     earlier(a)?;
                     earlier(b)?;
                     let (pt, at, bt) = (self.dtype(p), self.dtype(a), self.dtype(b));
-                    if pt != DType::U8 || at != out || bt != out || out != storage(out.compute()) {
+                    if pt != DType::U8 || at != out || bt != out || out != out.compute().storage() {
                         return Err(crate::unsupported!(
                             "node {i} selects {} and {} by {} into {}: generated selects take \
                              a u8 predicate and values of the result's type",
@@ -220,7 +220,7 @@ impl Group {
         let class = class.unwrap_or_else(|| self.dtype(0).compute());
         for (i, node) in self.nodes.iter().enumerate() {
             if let Node::Constant(_, t) = *node {
-                if t != storage(class) && t != DType::U8 {
+                if t != class.storage() && t != DType::U8 {
                     return Err(crate::unsupported!(
                         "node {i} is a {} constant in a group computing in {class:?}",
                         t.name()
@@ -234,7 +234,7 @@ impl Group {
             }
             // An input stored as it is: loaded into the class, it must come back whole.
             let t = self.dtype(o);
-            if matches!(self.nodes[o], Node::Input(_)) && t != storage(class) && t != DType::U8 {
+            if matches!(self.nodes[o], Node::Input(_)) && t != class.storage() && t != DType::U8 {
                 return Err(crate::unsupported!(
                     "output {o} is a {} input, which a group computing in {class:?} does not \
                      hold exactly",
@@ -246,20 +246,6 @@ impl Group {
             return Err(crate::unsupported!("complex values are not generated yet"));
         }
         Ok(class)
-    }
-}
-
-/// The type whose storage is exactly the class's values.
-pub fn storage(c: Compute) -> DType {
-    match c {
-        Compute::F32 => DType::F32,
-        Compute::F64 => DType::F64,
-        Compute::I32 => DType::S32,
-        Compute::U32 => DType::U32,
-        Compute::I64 => DType::S64,
-        Compute::U64 => DType::U64,
-        Compute::C64 => DType::C64,
-        Compute::C128 => DType::C128,
     }
 }
 
@@ -281,7 +267,7 @@ fn may_widen(float: DType, operands: &[DType]) -> bool {
 /// would make of it, where another node reads it (`read`): a node only stored rounds
 /// there, as its unfused kernel does.
 fn exact_result(i: usize, read: bool, out: DType, c: Compute, predicate: bool) -> Result<()> {
-    if !read || out == storage(c) || predicate && out == DType::U8 {
+    if !read || out == c.storage() || predicate && out == DType::U8 {
         Ok(())
     } else {
         Err(crate::unsupported!(

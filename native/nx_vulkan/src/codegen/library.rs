@@ -38,16 +38,12 @@ pub struct Library {
 /// The library module's name suffix for a class: f32 through f64 (`f32x`) on devices with
 /// shaderFloat64, as the static kernels (`Kernels::get_key`).
 pub fn suffix(class: Compute, device_f64: bool) -> Result<&'static str> {
-    Ok(match class {
-        Compute::F32 if device_f64 => "f32x",
-        Compute::F32 => "f32",
-        Compute::F64 => "f64",
-        Compute::I32 => "i32",
-        Compute::U32 => "u32",
-        Compute::I64 => "i64",
-        Compute::U64 => "u64",
-        c => return Err(crate::unsupported!("no generated kernels compute in {c:?}")),
-    })
+    match class {
+        Compute::F32 if device_f64 => Ok("f32x"),
+        c => c
+            .suffix()
+            .ok_or_else(|| crate::unsupported!("no generated kernels compute in {c:?}")),
+    }
 }
 
 /// The library of a module suffix (`suffix`), parsed once per process.
@@ -162,7 +158,8 @@ impl Library {
     }
 }
 
-fn id_operand(inst: &dr::Instruction, at: usize) -> Option<Word> {
+/// The id operand at `at` of an instruction, if it is one.
+pub(super) fn id_operand(inst: &dr::Instruction, at: usize) -> Option<Word> {
     match inst.operands.get(at) {
         Some(Operand::IdRef(id)) => Some(*id),
         _ => None,

@@ -8,6 +8,7 @@
 //! `op = add` holds the add alone; [`super::library::finish`] then drops the functions
 //! no copy calls.
 
+use super::library::id_operand;
 use rspirv::dr::{self, Operand};
 use rspirv::spirv::{Op, Word};
 use std::collections::{HashMap, HashSet};
@@ -32,13 +33,13 @@ pub fn specialize(
     renumber(&mut copy, fresh);
     let pointer = copy.parameters.get(param)?.result_id?;
     let selectors: HashSet<Word> = instructions(&copy)
-        .filter(|i| i.class.opcode == Op::Load && operand_id(i, 0) == Some(pointer))
+        .filter(|i| i.class.opcode == Op::Load && id_operand(i, 0) == Some(pointer))
         .filter_map(|i| i.result_id)
         .collect();
     for block in &mut copy.blocks {
         if let Some(last) = block.instructions.last_mut() {
             if last.class.opcode == Op::Switch
-                && operand_id(last, 0).is_some_and(|s| selectors.contains(&s))
+                && id_operand(last, 0).is_some_and(|s| selectors.contains(&s))
             {
                 let target = case_of(last, value);
                 last.operands = vec![Operand::IdRef(constant), Operand::IdRef(target)];
@@ -53,7 +54,7 @@ pub fn specialize(
 
 /// The label an `OpSwitch` jumps to for `value`: its case, else its default.
 fn case_of(switch: &dr::Instruction, value: u32) -> Word {
-    let default = operand_id(switch, 1).expect("OpSwitch has a default");
+    let default = id_operand(switch, 1).expect("OpSwitch has a default");
     switch.operands[2..]
         .chunks(2)
         .find_map(|pair| match pair {
@@ -61,13 +62,6 @@ fn case_of(switch: &dr::Instruction, value: u32) -> Word {
             _ => None,
         })
         .unwrap_or(default)
-}
-
-fn operand_id(inst: &dr::Instruction, at: usize) -> Option<Word> {
-    match inst.operands.get(at) {
-        Some(Operand::IdRef(id)) => Some(*id),
-        _ => None,
-    }
 }
 
 fn instructions(f: &dr::Function) -> impl Iterator<Item = &dr::Instruction> {
