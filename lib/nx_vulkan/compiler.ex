@@ -24,6 +24,12 @@ defmodule Nx.Vulkan.Compiler do
   `NX_VULKAN_F32_MATH`); only the order of a sum's additions can differ. Each distinct
   group builds one pipeline the first time it runs.
 
+  A transpose that only swaps the two sides of a `dot`'s result (a dense layer's weight
+  gradient) becomes the `dot` with its operands swapped, which reads a transposed operand
+  in place: one launch instead of a copy, the product and a transpose, with the same
+  bytes. (Not for f16, bf16 or complex dots, nor f32 ones whose sides are both at least
+  128 and not both multiples of 4: the two orders would run on different kernels.)
+
   Other ops run one by one as `Nx.Vulkan.Backend` callbacks (`Nx.Defn.Evaluator` walks
   the expression) on a function's first call. That call is also recorded: later calls
   with the same argument shapes and types run the recorded ops in one native call
@@ -36,7 +42,8 @@ defmodule Nx.Vulkan.Compiler do
 
   ## Options
 
-    * `:fuse` - `false` turns fusion and generated kernels off (default `true`)
+    * `:fuse` - `false` turns fusion, generated kernels and the swapped dots off
+      (default `true`)
     * `:generate` - `false` turns generated kernels off, keeping fusion (default `true`)
     * `:record` - `false` runs every call op by op, without recording (default `true`)
 
@@ -48,7 +55,7 @@ defmodule Nx.Vulkan.Compiler do
   alias Nx.Defn.{Composite, Expr, Tree}
   alias Nx.Tensor, as: T
   alias Nx.Vulkan.Backend.Fallback
-  alias Nx.Vulkan.Compiler.{Fusion, Generation, Program}
+  alias Nx.Vulkan.Compiler.{DotTransposes, Fusion, Generation, Program}
 
   # Compiled functions kept per process, by function, argument templates and options:
   # a call that hits skips tracing, fusion planning and the evaluator's preparation.
@@ -90,9 +97,10 @@ defmodule Nx.Vulkan.Compiler do
     {generate?, opts} = Keyword.pop(opts, :generate, true)
     {record?, opts} = Keyword.pop(opts, :record, true)
     generate? = fuse? and generate?
+    transposes = if fuse?, do: &DotTransposes.rewrite/1, else: & &1
     fusion = if fuse?, do: &Fusion.rewrite(&1, leave_generatable: generate?), else: & &1
     generation = if generate?, do: &Generation.rewrite/1, else: & &1
-    rewrite = &(&1 |> fusion.() |> generation.())
+    rewrite = &(&1 |> transposes.() |> fusion.() |> generation.())
     # The program of this compilation lives in each calling process under its own key.
     program_key = {Program, make_ref()}
 

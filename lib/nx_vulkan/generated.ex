@@ -14,6 +14,9 @@ defmodule Nx.Vulkan.Generated do
     * `:shape` - the domain (a list): the result's shape
     * `:views` - how the kernel reads each input: `{type, strides, offset}`, the
       strides over the domain (0 where Nx broadcasts)
+    * `:reads` - per input, the layout changes that the view reads it through, in
+      order: `{:transpose, axes}` and `{:broadcast, shape, axes}` (Nx's arguments),
+      so that no launch materialises them (empty: the input as it is)
     * `:nodes` - `{name, a, b, c, type, value}` per value, in order: `{"input", k, ...}`,
       `{"constant", _, _, _, type, number}`, a unary op `{"abs", a, ...}`, a binary op
       `{"add", a, b, ...}`, `{"select", pred, on_true, on_false, ...}` or a conversion
@@ -22,7 +25,7 @@ defmodule Nx.Vulkan.Generated do
     * `:output` - the node whose value is the result
   """
 
-  defstruct [:shape, :views, :nodes, :output]
+  defstruct [:shape, :views, :nodes, :output, reads: []]
 
   # The ops a generated kernel runs (those whose kernels are the plain unary and binary
   # ones: the math library's functions, pow and atan2 are not generated yet).
@@ -49,7 +52,9 @@ defmodule Nx.Vulkan.Generated do
   implementation.
   """
   @spec evaluate(t(), [Nx.Tensor.t()]) :: Nx.Tensor.t()
-  def evaluate(%__MODULE__{nodes: nodes, output: output}, inputs) do
+  def evaluate(%__MODULE__{nodes: nodes, output: output, reads: reads}, inputs) do
+    inputs = Enum.with_index(inputs, fn input, k -> Enum.reduce(Enum.at(reads, k, []), input, &read/2) end)
+
     values =
       Enum.reduce(nodes, {}, fn node, values ->
         Tuple.insert_at(values, tuple_size(values), value(node, values, inputs))
@@ -57,6 +62,9 @@ defmodule Nx.Vulkan.Generated do
 
     elem(values, output)
   end
+
+  defp read({:transpose, axes}, t), do: Nx.transpose(t, axes: axes)
+  defp read({:broadcast, shape, axes}, t), do: Nx.broadcast(t, shape, axes: axes)
 
   defp value({"input", k, _, _, _, _}, _values, inputs), do: Enum.at(inputs, k)
   defp value({"constant", _, _, _, type, v}, _values, _inputs), do: Nx.Vulkan.Fused.constant(v, type)

@@ -1,5 +1,8 @@
 #version 460
-// Batched matmul C[b] = A[b] (M x K) * B[b] (K x N), all row-major and contiguous.
+// Batched matmul C[b] = A[b] (M x K) * B[b] (K x N), contiguous. C is row-major; A is
+// row-major, or stored k-major (K x M, a transposed operand read in place) when
+// `flags` has FLAG_A_KMAJOR; B is row-major, or stored n-major (N x K) with
+// FLAG_B_NMAJOR.
 // 64x64 output tile per workgroup, 16-deep K steps through shared memory, 4x4 outputs per
 // thread. Operands convert to the compute type T on load; accumulation is in T.
 #extension GL_EXT_control_flow_attributes : require
@@ -21,8 +24,13 @@ layout(push_constant) uniform Params {
     uint k;        // row length of A (and rows of B)
     uint k_begin;  // this launch sums over k in [k_begin, k_end) ...
     uint k_end;
-    uint accumulate;  // ... and adds C's current value when 1 (split-K)
+    uint flags;    // ... and adds C's current value with FLAG_ACCUMULATE (split-K)
 } pc;
+
+// Bits of `flags` (ops/dot.rs: `Layout`).
+#define FLAG_ACCUMULATE 1u
+#define FLAG_A_KMAJOR 2u
+#define FLAG_B_NMAJOR 4u
 
 #define BM 64
 #define BN 64
@@ -49,7 +57,10 @@ void main() {
     [[unroll]] for (int i = 0; i < 4; i++)
         [[unroll]] for (int j = 0; j < 4; j++) acc[i][j] = T(0);
 
-    if (pc.accumulate != 0u) {
+    const bool a_kmajor = (pc.flags & FLAG_A_KMAJOR) != 0u;
+    const bool b_nmajor = (pc.flags & FLAG_B_NMAJOR) != 0u;
+
+    if ((pc.flags & FLAG_ACCUMULATE) != 0u) {
         [[unroll]] for (uint i = 0u; i < 4u; i++)
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 uint gr = row0 + tr + i;
@@ -59,20 +70,23 @@ void main() {
     }
 
     for (uint k0 = pc.k_begin; k0 < pc.k_end; k0 += BK) {
-        // 64x16 A tile and 16x64 B tile: 1024 elements each, 4 per thread.
+        // 64x16 A tile and 16x64 B tile: 1024 elements each, 4 per thread. Neighbouring
+        // threads read neighbouring elements of either layout.
         for (uint e = lid; e < BM * BK; e += 256u) {
-            uint r = e / BK;
-            uint kk = e % BK;
+            uint r = a_kmajor ? e % BM : e / BK;
+            uint kk = a_kmajor ? e / BM : e % BK;
             uint gr = row0 + r;
             uint gk = k0 + kk;
-            as[kk][r] = (gr < pc.m && gk < pc.k_end) ? load_elem(pc.a_addr, a_ty, a_base + gr * pc.k + gk) : T(0);
+            uint at = a_base + (a_kmajor ? gk * pc.m + gr : gr * pc.k + gk);
+            as[kk][r] = (gr < pc.m && gk < pc.k_end) ? load_elem(pc.a_addr, a_ty, at) : T(0);
         }
         for (uint e = lid; e < BK * BN; e += 256u) {
-            uint kk = e / BN;
-            uint c = e % BN;
+            uint kk = b_nmajor ? e % BK : e / BN;
+            uint c = b_nmajor ? e / BK : e % BN;
             uint gk = k0 + kk;
             uint gc = col0 + c;
-            bs[kk][c] = (gk < pc.k_end && gc < pc.n) ? load_elem(pc.b_addr, b_ty, b_base + gk * pc.n + gc) : T(0);
+            uint at = b_base + (b_nmajor ? gc * pc.k + gk : gk * pc.n + gc);
+            bs[kk][c] = (gk < pc.k_end && gc < pc.n) ? load_elem(pc.b_addr, b_ty, at) : T(0);
         }
         barrier();
         [[unroll]] for (uint kk = 0u; kk < BK; kk++) {

@@ -1,7 +1,9 @@
 #version 460
 // Register-blocked f32 matmul C[b] = A[b] (M x K) * B[b] (K x N), row-major, contiguous.
 // The fast path of `dot` for f32 operands whose K and N are multiples of 4 and whose
-// buffers are 16-byte aligned: every global access is a vec4.
+// buffers are 16-byte aligned: every global access is a vec4. With A_KMAJOR, A is stored
+// k-major (K x M, a transposed operand read in place, M a multiple of 4): its vec4s run
+// along M and land in shared memory as they are, as B's do.
 //
 // 128x128 output tile per workgroup of 128 threads, each thread 16x8 outputs in registers
 // (four 4-row groups 32 rows apart by two 4-column groups 64 apart, so shared-memory reads
@@ -51,8 +53,13 @@ layout(push_constant) uniform Params {
     uint k;
     uint k_begin;
     uint k_end;
-    uint accumulate;
+    uint flags;
 } pc;
+
+// Bits of `flags` (ops/dot.rs: `Layout`): add C's current value (split K); A stored
+// k-major (set with A_KMAJOR only).
+#define FLAG_ACCUMULATE 1u
+#define FLAG_A_KMAJOR 2u
 
 #if defined(EXACT_VIA_F64)
 // The least magnitude keys of the tile's A values ([0]) and B values ([1]); [0] is set to
@@ -124,18 +131,43 @@ void main() {
     Vec4s a = Vec4s(pc.a_addr);
     Vec4s b = Vec4s(pc.b_addr);
     Vec4s c = Vec4s(pc.c_addr);
+#if defined(A_KMAJOR)
+    const uint m4 = pc.m / 4u;
+    const uint a_base = batch * pc.k * m4;
+#else
     const uint a_base = batch * pc.m * k4;
+#endif
     const uint b_base = batch * pc.k * n4;
     const uint c_base = batch * pc.m * n4;
 
     // Loader roles, per load l: A tile 128 rows x BK k (row e/(BK/4), k quad e%(BK/4));
     // B tile BK k x 128 columns (k e/32, column quad e%32); e = lid + THREADS l, so load l's
     // row and k are load 0's plus a constant step.
-    const uint a_row0 = lid / (BK / 4), a_kq0 = (lid % (BK / 4)) * 4u;
+    // With A_KMAJOR, A's loaders mirror B's: k e/32, row quad e%32.
     const uint b_k0 = lid >> 5, b_c40 = lid & 31u;
     const bool b_col_in = col0_4 + b_c40 < n4;
-#define A_ROW(l) (a_row0 + (THREADS / (BK / 4)) * (l))
 #define B_K(l) (b_k0 + (THREADS / 32) * (l))
+#if defined(A_KMAJOR)
+    const bool a_row_in = row0 / 4u + b_c40 < m4;
+#define LOAD_A(l, K0)                                                                           \
+    va[l] = (a_row_in && (K0) + B_K(l) < pc.k_end)                                              \
+        ? a.v[a_base + ((K0) + B_K(l)) * m4 + row0 / 4u + b_c40] : vec4(0.0);
+#define STORE_A(S, l) as4[S][B_K(l)][b_c40] = va[l];
+#else
+    const uint a_row0 = lid / (BK / 4), a_kq0 = (lid % (BK / 4)) * 4u;
+#define A_ROW(l) (a_row0 + (THREADS / (BK / 4)) * (l))
+#define LOAD_A(l, K0)                                                                           \
+    va[l] = (row0 + A_ROW(l) < pc.m && (K0) + a_kq0 < pc.k_end)                                 \
+        ? a.v[a_base + (row0 + A_ROW(l)) * k4 + ((K0) + a_kq0) / 4u] : vec4(0.0);
+#define STORE_A(S, l)                                                                           \
+    {                                                                                           \
+        const uint r = A_ROW(l);                                                                \
+        as4[S][a_kq0 + 0u][r >> 2][r & 3u] = va[l].x;                                           \
+        as4[S][a_kq0 + 1u][r >> 2][r & 3u] = va[l].y;                                           \
+        as4[S][a_kq0 + 2u][r >> 2][r & 3u] = va[l].z;                                           \
+        as4[S][a_kq0 + 3u][r >> 2][r & 3u] = va[l].w;                                           \
+    }
+#endif
 
     // Compute roles: rows p*32 + ty*4.., columns q*64 + tx*4... A warp covers 4 rows by 8
     // columns of threads: its reads of B's fragments are 8 distinct vec4s, one
@@ -152,8 +184,7 @@ void main() {
     vec4 va[LOADS], vb[LOADS];
 #define LOAD_STAGE(K0)                                                                          \
     [[unroll]] for (uint l = 0u; l < LOADS; l++) {                                              \
-        va[l] = (row0 + A_ROW(l) < pc.m && (K0) + a_kq0 < pc.k_end)                             \
-            ? a.v[a_base + (row0 + A_ROW(l)) * k4 + ((K0) + a_kq0) / 4u] : vec4(0.0);           \
+        LOAD_A(l, K0)                                                                           \
         vb[l] = (b_col_in && (K0) + B_K(l) < pc.k_end)                                          \
             ? b.v[b_base + ((K0) + B_K(l)) * n4 + col0_4 + b_c40] : vec4(0.0);                  \
     }
@@ -170,11 +201,7 @@ void main() {
 #define STORE_STAGE(S)                                                                          \
     [[unroll]] for (uint l = 0u; l < LOADS; l++) {                                              \
         NOTE_LEAST(l)                                                                           \
-        const uint r = A_ROW(l);                                                                \
-        as4[S][a_kq0 + 0u][r >> 2][r & 3u] = va[l].x;                                           \
-        as4[S][a_kq0 + 1u][r >> 2][r & 3u] = va[l].y;                                           \
-        as4[S][a_kq0 + 2u][r >> 2][r & 3u] = va[l].z;                                           \
-        as4[S][a_kq0 + 3u][r >> 2][r & 3u] = va[l].w;                                           \
+        STORE_A(S, l)                                                                           \
         bs4[S][B_K(l)][b_c40] = vb[l];                                                          \
     }
 
@@ -220,7 +247,7 @@ void main() {
     // could is exact as a whole.
     atomicMin(least_keys[0], least_a);
     atomicMin(least_keys[1], least_b);
-    if (pc.accumulate != 0u) {
+    if ((pc.flags & FLAG_ACCUMULATE) != 0u) {
         bool risky = false;
         [[unroll]] for (uint p = 0u; p < PR; p++) {
             [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -247,10 +274,18 @@ void main() {
                     const uint gc4 = col0_4 + q * 16u + tx;
                     if (gc4 >= n4) continue;
                     const uint at = c_base + gr * n4 + gc4;
-                    dvec4 s = pc.accumulate != 0u ? widen4(c.v[at]) : dvec4(0.0);
+                    dvec4 s = (pc.flags & FLAG_ACCUMULATE) != 0u ? widen4(c.v[at]) : dvec4(0.0);
                     // K ranges start and end at multiples of 4 (K is one).
                     for (uint kq = pc.k_begin / 4u; kq < pc.k_end / 4u; kq++) {
+#if defined(A_KMAJOR)
+                        dvec4 x;
+                        for (uint j = 0u; j < 4u; j++) {
+                            const uint at_a = 4u * a_base + (4u * kq + j) * pc.m + gr;
+                            x[j] = f32_bits_to_double(floatBitsToUint(a.v[at_a >> 2][at_a & 3u]));
+                        }
+#else
                         const dvec4 x = widen4(a.v[a_base + gr * k4 + kq]);
+#endif
                         for (uint j = 0u; j < 4u; j++) s += x[j] * widen4(b.v[b_base + (4u * kq + j) * n4 + gc4]);
                     }
                     c.v[at] = narrow4(s);
@@ -270,7 +305,7 @@ void main() {
                 if (gc4 >= n4) continue;
                 const uint at = c_base + gr * n4 + gc4;
                 vec4 v = acc[p][q][i];
-                if (pc.accumulate != 0u) v += c.v[at];
+                if ((pc.flags & FLAG_ACCUMULATE) != 0u) v += c.v[at];
                 c.v[at] = v;
             }
         }

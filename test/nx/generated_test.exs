@@ -32,6 +32,12 @@ defmodule Nx.Vulkan.GeneratedTest do
     Nx.as_type(Nx.abs(s) * b - -a, :f16)
   end
 
+  # Inputs through transposes and broadcasts: the kernel's views read their operands.
+  defn through_layouts(x, y, col) do
+    xt = Nx.transpose(x)
+    Nx.select(xt > 0, xt * y, Nx.broadcast(col, {7, 5}, axes: [0]) - y)
+  end
+
   defp evaluated(fun, args), do: apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
 
   defp launches(fun, args, generate?) do
@@ -87,6 +93,23 @@ defmodule Nx.Vulkan.GeneratedTest do
 
     # The Compiler planned only groups the engine generates (none ran op by op instead).
     assert Nx.Vulkan.stats().generated_refused == refused
+  end
+
+  test "inputs read through transposes and broadcasts: one launch, the op-by-op bytes" do
+    args = [data({5, 7}, {:f, 32}, 21), data({7, 5}, {:f, 32}, 22), data({7}, {:f, 32}, 23)]
+    {got, n} = launches(&through_layouts/3, args, true)
+    assert_same_bytes(got, evaluated(&through_layouts/3, args))
+    assert n == 1
+
+    # The block's default reads them the same way on any backend.
+    host = Enum.map(args, &Nx.backend_copy(&1, Nx.BinaryBackend))
+    rewrite = fn x, y, col -> Nx.Vulkan.Compiler.Generation.rewrite(through_layouts(x, y, col)) end
+    assert inspect(apply(Nx.Defn.debug_expr(rewrite), host)) =~ "Nx.Vulkan.Generated"
+
+    assert_same_bytes(
+      apply(Nx.Defn.jit(rewrite, compiler: Nx.Defn.Evaluator), host),
+      evaluated(&through_layouts/3, host)
+    )
   end
 
   test "the same compiled call, recorded and replayed, keeps the bytes" do

@@ -211,10 +211,24 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp emit_leaf(%T{data: %Expr{id: id, op: :constant, args: [v]}}, group, state),
     do: push(state, id, {"constant", 0, 0, 0, group.type, v})
 
+  # An input read through transposes and broadcasts is read from their operand by a view:
+  # they need no launch of their own (one that others read still runs for them).
   defp emit_leaf(%T{data: %Expr{id: id}} = t, _group, state) do
-    state = %{state | inputs: [t | state.inputs]}
+    state = %{state | inputs: [unwrap(t) | state.inputs]}
     push(state, id, {"input", length(state.inputs) - 1, 0, 0, t.type, 0})
   end
+
+  # The tensor under `t`'s transposes and broadcasts, and those in the order they apply
+  # (`t` itself where a constant is under them: the group's constants are nodes).
+  defp unwrap(t), do: unwrap(t, [], t)
+
+  defp unwrap(%T{data: %Expr{op: :transpose, args: [x, axes]}}, reads, top),
+    do: unwrap(x, [{:transpose, axes} | reads], top)
+
+  defp unwrap(%T{data: %Expr{op: :broadcast, args: [x, shape, axes]}}, reads, top),
+    do: unwrap(x, [{:broadcast, shape, axes} | reads], top)
+
+  defp unwrap(t, reads, top), do: if(constant?(t), do: {top, []}, else: {t, reads})
 
   defp emit_member(%T{data: %Expr{id: id, op: op, args: args}} = t, group, state) do
     state = Enum.reduce(args, state, &emit(&1, group, &2))
@@ -235,12 +249,13 @@ defmodule Nx.Vulkan.Compiler.Generation do
   ## The block.
 
   defp generated_block(root, group, cache, rebuild) do
-    {inputs, cache} = Enum.map_reduce(group.program.inputs, cache, rebuild)
     program = group.program
+    {inputs, cache} = Enum.map_reduce(program.inputs, cache, fn {t, _reads}, cache -> rebuild.(t, cache) end)
 
     struct = %Generated{
       shape: Tuple.to_list(group.shape),
       views: Enum.map(program.inputs, &view(&1, group.shape)),
+      reads: Enum.map(program.inputs, &elem(&1, 1)),
       nodes: program.nodes,
       output: length(program.nodes) - 1
     }
@@ -251,19 +266,40 @@ defmodule Nx.Vulkan.Compiler.Generation do
     {%{root | data: %Expr{id: Expr.id(), op: :block, args: args, context: root.data.context}}, cache}
   end
 
-  # How the kernel reads `t` for each point of `shape`: Nx broadcasting aligns the shapes
-  # on the right, and an axis of size 1 (or missing) repeats.
-  defp view(%T{shape: own, type: type}, shape) do
-    own = Tuple.to_list(own)
-    domain = Tuple.to_list(shape)
-    padded = List.duplicate(1, length(domain) - length(own)) ++ own
+  # How the kernel reads input `t` (through `reads`) for each point of `shape`: Nx
+  # broadcasting aligns the shapes on the right, and an axis of size 1 (or missing)
+  # repeats.
+  defp view({%T{shape: base, type: type}, reads}, shape) do
+    {own, strides} = Enum.reduce(reads, {Tuple.to_list(base), contiguous(base)}, &read_strides/2)
+    pad = tuple_size(shape) - length(own)
+    strides = List.duplicate(0, pad) ++ Enum.zip_with(own, strides, fn d, s -> if d == 1, do: 0, else: s end)
+    {type, strides, 0}
+  end
 
+  defp contiguous(shape) do
     {strides, _} =
-      padded
+      shape
+      |> Tuple.to_list()
       |> Enum.reverse()
-      |> Enum.map_reduce(1, fn d, step -> {if(d == 1, do: 0, else: step), step * d} end)
+      |> Enum.map_reduce(1, fn d, step -> {step, step * d} end)
 
-    {type, Enum.reverse(strides), 0}
+    Enum.reverse(strides)
+  end
+
+  # The shape and element strides of a transposed or broadcast tensor.
+  defp read_strides({:transpose, axes}, {own, strides}),
+    do: {Enum.map(axes, &Enum.at(own, &1)), Enum.map(axes, &Enum.at(strides, &1))}
+
+  defp read_strides({:broadcast, to, axes}, {own, strides}) do
+    new =
+      for j <- 0..(tuple_size(to) - 1)//1 do
+        case Enum.find_index(axes, &(&1 == j)) do
+          nil -> 0
+          i -> if Enum.at(own, i) == 1, do: 0, else: Enum.at(strides, i)
+        end
+      end
+
+    {Tuple.to_list(to), new}
   end
 
   # The block's default implementation (`Nx.Vulkan.Generated.evaluate/2`), of the arity

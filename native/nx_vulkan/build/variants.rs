@@ -29,7 +29,7 @@ pub const TYPED: [(&str, &str); 10] = [
 ];
 
 /// Other variants: (module, source, defines).
-const OTHER: [(&str, &str, &[&str]); 48] = [
+const OTHER: [(&str, &str, &[&str]); 50] = [
     // Complex numbers: element-wise ops and row folds, and the DFT, computing in f32 or f64.
     // Devices without f64: c64 in f32, every complex function in the one module.
     (
@@ -68,6 +68,14 @@ const OTHER: [(&str, &str, &[&str]); 48] = [
     ("sgemm", "linalg/sgemm.comp", &[]),
     // With exact tiles: for devices with f64 that may flush f32 subnormals.
     ("sgemm_x", "linalg/sgemm.comp", &["CT_F32", "EXACT_VIA_F64"]),
+    // A stored k-major (a transposed left operand read in place), without and with exact
+    // tiles.
+    ("sgemm_ak", "linalg/sgemm.comp", &["A_KMAJOR"]),
+    (
+        "sgemm_ak_x",
+        "linalg/sgemm.comp",
+        &["CT_F32", "EXACT_VIA_F64", "A_KMAJOR"],
+    ),
     // f16 matmul on cooperative matrices: f16 result, or f32 partial sums of a split K;
     // 128x128 tiles of eight 64x32 subgroups, or of four 64x64 ones ("wide").
     ("hgemm_f16", "linalg/hgemm.comp", &["OUT_F16"]),

@@ -48,8 +48,9 @@ pub enum Kernel {
     Matmul(Compute),
     /// Direct convolution in canonical layout (conv.comp).
     Conv(Compute),
-    /// Register-blocked f32 matmul with vec4 access (sgemm.comp).
-    Sgemm,
+    /// Register-blocked f32 matmul with vec4 access (sgemm.comp); its left operand
+    /// stored k-major (a transposed operand read in place) when `true`.
+    Sgemm(bool),
     /// f16 matmul on cooperative matrices (hgemm.comp): f16 out, or f32 when `false`;
     /// 128x128 tiles of four 64x64 subgroups when the second is `true`, else of eight
     /// 64x32 ones.
@@ -182,7 +183,8 @@ fn loader(k: Kernel) -> Option<Loader> {
         Kernel::Complex(_) => complex_f32::load,
         Kernel::Dft(F64) => dft_f64::load,
         Kernel::Dft(_) => dft_f32::load,
-        Kernel::Sgemm => sgemm::load,
+        Kernel::Sgemm(false) => sgemm::load,
+        Kernel::Sgemm(true) => sgemm_ak::load,
         Kernel::Hgemm(true, false) => hgemm_f16::load,
         Kernel::Hgemm(false, false) => hgemm_f32::load,
         Kernel::Hgemm(true, true) => hgemm_wide_f16::load,
@@ -250,7 +252,7 @@ fn compute_of(k: Kernel) -> Option<Compute> {
         | Kernel::F32ViaF64(_)
         | Kernel::ComplexMath(_) => Some(Compute::F64),
         Kernel::ScatterAdd(Accumulator::I64) => Some(Compute::I64),
-        Kernel::Sgemm
+        Kernel::Sgemm(_)
         | Kernel::Hgemm(..)
         | Kernel::HgemmBf16(..)
         | Kernel::Copy(_)
@@ -453,13 +455,17 @@ impl Kernels {
                     Kernel::Fused(Compute::F32) if f64_ok => spirv::fused_f32x::load,
                     // Tiles that cannot prove their f32 result free of flushed subnormals
                     // are recomputed in f64 (sgemm.comp), where the device may flush them.
-                    Kernel::Sgemm
+                    Kernel::Sgemm(a_kmajor)
                         if sgemm_exact_tiles(
                             f64_ok,
                             spirv::keeps_f32_denormals(self.device.physical_device()),
                         ) =>
                     {
-                        spirv::sgemm_x::load
+                        if *a_kmajor {
+                            spirv::sgemm_ak_x::load
+                        } else {
+                            spirv::sgemm_x::load
+                        }
                     }
                     _ => loader(*k).ok_or_else(|| {
                         Error::Unsupported(format!("{k:?} has no Vulkan kernel yet"))

@@ -1,6 +1,7 @@
 //! Nx `dot` with contracting and batch axes: operands are arranged as [batch, M, K] and
 //! [batch, K, N] (a strided copy only when their layout differs) and multiplied by the
-//! tiled matmul kernel.
+//! tiled matmul kernel. A transposed operand (the left one stored [batch, K, M], the right
+//! one [batch, N, K], as in a gradient's `x^T dy`) is read in place where the kernel can.
 
 use super::elementwise::as_type;
 use super::layout::contiguous_strides;
@@ -18,6 +19,17 @@ const SGEMM_TILE: usize = 128;
 /// Contracted elements per matmul launch (see the split-K comment in `dot`).
 const K_CHUNK: usize = 16_384;
 
+/// Bits of the matmul kernels' `flags` push word (`FLAG_*` in shaders/linalg/matmul.comp
+/// and sgemm.comp; `tests/dot_layouts.rs` checks that they agree).
+pub mod flags {
+    /// Add C's current value (a later K range of a split contraction).
+    pub const ACCUMULATE: u32 = 1;
+    /// A stored k-major: [batch, K, M].
+    pub const A_KMAJOR: u32 = 2;
+    /// B stored n-major: [batch, N, K] (matmul.comp only).
+    pub const B_NMAJOR: u32 = 4;
+}
+
 fn check_axes(t: &Tensor, contract: &[usize], batch: &[usize], side: &str) -> Result<()> {
     let rank = t.shape.len();
     let mut seen = vec![false; rank];
@@ -33,9 +45,14 @@ fn check_axes(t: &Tensor, contract: &[usize], batch: &[usize], side: &str) -> Re
     Ok(())
 }
 
+/// Whether `order` lists the axes in sequence.
+fn in_sequence<'a>(order: impl IntoIterator<Item = &'a usize>) -> bool {
+    order.into_iter().enumerate().all(|(i, &a)| i == a)
+}
+
 /// `t` rearranged so that `order` are its axes in sequence (no copy when already so).
 fn arranged(t: &Tensor, order: &[usize]) -> Result<Tensor> {
-    if order.iter().enumerate().all(|(i, &a)| i == a) {
+    if in_sequence(order) {
         return Ok(t.clone());
     }
     let cs = contiguous_strides(&t.shape);
@@ -288,8 +305,36 @@ pub fn dot(
     if out.numel() == 0 {
         return Ok(out);
     }
-    let la = arranged(a, &order_a)?;
-    let lb = arranged(b, &order_b)?;
+    // Transposed operands stay in place, except for the cooperative-matrix kernels
+    // (halves) and, for sgemm.comp, a right one or a left one whose M is not a multiple
+    // of 4 (its vec4s run along M).
+    let halves = [a.dtype, b.dtype]
+        .iter()
+        .any(|t| matches!(t, DType::F16 | DType::BF16));
+    let sgemm_likely = [a.dtype, b.dtype, out_type]
+        .iter()
+        .all(|&t| t == DType::F32)
+        && sgemm_shape(m, n, k);
+    let a_kmajor = !halves
+        && !in_sequence(&order_a)
+        && in_sequence(batch_a.iter().chain(contract_a).chain(&free_a))
+        && (!sgemm_likely || m.is_multiple_of(4));
+    let b_nmajor = !halves
+        && !sgemm_likely
+        && !in_sequence(&order_b)
+        && in_sequence(batch_b.iter().chain(&free_b).chain(contract_b));
+    let la = if a_kmajor {
+        a.clone()
+    } else {
+        arranged(a, &order_a)?
+    };
+    let lb = if b_nmajor {
+        b.clone()
+    } else {
+        arranged(b, &order_b)?
+    };
+    let layout =
+        if a_kmajor { flags::A_KMAJOR } else { 0 } | if b_nmajor { flags::B_NMAJOR } else { 0 };
     let compute = DType::merge(DType::merge(a.dtype, b.dtype), out_type).compute();
     let compute = super::loading(compute, &[a.dtype, b.dtype]);
     // Products the tiled f32 kernel does not take (small or narrow ones, launch-bound)
@@ -310,9 +355,9 @@ pub fn dot(
         out.clone()
     };
     let ops = a.dtype.code() | b.dtype.code() << 8 | target.dtype.code() << 16;
-    let (kernel, tile) = if sgemm_fits(&la, &lb, &target, m, n, k) {
-        (Kernel::Sgemm, (SGEMM_TILE, SGEMM_TILE))
-    } else if !small && hgemm_fits(&la, &lb, &target, m, n, k)? {
+    let (kernel, tile) = if !b_nmajor && sgemm_fits(&la, &lb, &target, m, n, k) {
+        (Kernel::Sgemm(a_kmajor), (SGEMM_TILE, SGEMM_TILE))
+    } else if !small && layout == 0 && hgemm_fits(&la, &lb, &target, m, n, k)? {
         // Four subgroups of 64x64 with two stages where there are enough tiles: on the
         // H200 f16 at 255-258 TFLOP/s at 4096 and 249-255 at 2048 against 248-251 and
         // 212-219 with eight subgroups of 64x64 on 128x256 tiles and one stage (raw
@@ -330,19 +375,31 @@ pub fn dot(
             (TILE, TILE),
         )
     };
-    launch_products(kernel, tile, ops, &la, &lb, &target, [batch, m, n, k])?;
+    launch_products(
+        kernel,
+        tile,
+        ops,
+        layout,
+        &la,
+        &lb,
+        &target,
+        [batch, m, n, k],
+    )?;
     if target.dtype != out_type {
         return as_type(&target, out_type);
     }
     Ok(out)
 }
 
-/// Launches of `kernel` computing `target` = `la` x `lb` (`[batch, m, n, k]`), in batches
-/// of at most 65,535 and K ranges of `K_CHUNK` (each later one adding to C).
+/// Launches of `kernel` computing `target` = `la` x `lb` (`[batch, m, n, k]`, operands
+/// stored as `layout`'s `flags` say), in batches of at most 65,535 and K ranges of
+/// `K_CHUNK` (each later one adding to C).
+#[allow(clippy::too_many_arguments)]
 fn launch_products(
     kernel: Kernel,
     tile: (usize, usize),
     ops: u32,
+    layout: u32,
     la: &Tensor,
     lb: &Tensor,
     target: &Tensor,
@@ -368,7 +425,7 @@ fn launch_products(
             .u(u32_of(k, "contracted size")?)
             .u(k0 as u32)
             .u(k1 as u32)
-            .u((k0 > 0) as u32);
+            .u(layout | if k0 > 0 { flags::ACCUMULATE } else { 0 });
         let groups = [
             u32_of(n.div_ceil(tile.1), "column tiles")?,
             u32_of(m.div_ceil(tile.0), "row tiles")?,
