@@ -383,6 +383,24 @@ fn matmul_shape([m, n, k]: [usize; 3], reps: usize, burst: usize, ty: DType) {
     );
 }
 
+/// An n x n f32 matmul whose left operand is stored transposed ([K, M], a gradient's
+/// `x^T dy`), read in place: beside `matmul_f32` of the same size, what reading A
+/// k-major costs sgemm.comp.
+fn matmul_kmajor_left(n: usize, reps: usize, burst: usize) {
+    let operand = |seed| Tensor::from_bytes(&[n, n], DType::F32, &f32_bytes(n * n, seed)).unwrap();
+    let (at, tb) = (operand(1), operand(2));
+    let t = burst_seconds(reps, burst, &|| {
+        dot(&at, &[0], &[], &tb, &[0], &[], DType::F32).unwrap()
+    });
+    emit(
+        "matmul_f32_kmajor_left",
+        &format!("{n}"),
+        2.0 * (n * n * n) as f64 / t / 1e12,
+        "TFLOP/s",
+        &format!(",\"time_us\":{:.1}", t * 1e6),
+    );
+}
+
 /// Keeps the GPU busy with 4096 matmuls for about a second: an idle H200 sits at 345 MHz
 /// and ramps to 1980 MHz under load, so figures taken cold are up to 5x low.
 /// torch_bench.py warms up the same way.
@@ -554,6 +572,12 @@ fn main() {
                 matmul_shape(shape, 5, mm_burst, ty);
             }
         }
+    }
+    // `--only matmul_t`: f32 products with a k-major left operand, beside plain ones.
+    for &n in sizes.iter().filter(|_| only.is_some() && want("matmul_t")) {
+        let (r, b) = reps(n);
+        matmul(n, r, b, DType::F32);
+        matmul_kmajor_left(n, r, b);
     }
     // `--only matmul_f64`: the generic kernel's f64 products (not in the default set).
     for &n in sizes
