@@ -19,6 +19,9 @@ defmodule Nx.Vulkan.GeneratedTest do
     w - step * 0.5
   end
 
+  # More constants than one kernel's push words hold (7 words; two each in f64).
+  defn(many_constants(x), do: ((x * 1.5 + 2.0 - 3.0 * x) / 4.0 + 5.0 - 6.0 * x + 7.0) * 8.0 - 9.0)
+
   defn(int_chain(a, b), do: Nx.bitwise_xor(Nx.quotient(a * b, a + 1), b) - 3)
 
   defn(broadcast_chain(x, row), do: Nx.select(x >= row, x - row, row * 2.0))
@@ -110,6 +113,15 @@ defmodule Nx.Vulkan.GeneratedTest do
       apply(Nx.Defn.jit(rewrite, compiler: Nx.Defn.Evaluator), host),
       evaluated(&through_layouts/3, host)
     )
+  end
+
+  test "more constants than a generated kernel's push words: one launch, the op-by-op bytes" do
+    for {type, seed} <- [{{:f, 64}, 17}, {{:f, 32}, 18}] do
+      args = [data({3, 4}, type, seed)]
+      {got, n} = launches(&many_constants/1, args, true)
+      assert_same_bytes(got, evaluated(&many_constants/1, args))
+      assert n == 1
+    end
   end
 
   test "the same compiled call, recorded and replayed, keeps the bytes" do

@@ -212,9 +212,13 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   end
 
   # Whether Nx.Vulkan.Compiler.Generation takes the whole group: element-wise ops it
-  # runs, no metadata nodes, constants of the group's type or small integers.
+  # runs, no metadata nodes, constants of the group's type or small integers, and no more
+  # constants than one generated kernel's push words hold (7: two each in f64).
   defp generatable?(group, program) do
-    reductions(program) == 0 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
+    constant_words =
+      Enum.count(program.slots, &(elem(&1, 0) == "constant")) * if(group.type == {:f, 64}, do: 2, else: 1)
+
+    reductions(program) == 0 and constant_words <= 7 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
       Enum.all?(Map.values(group.members), fn %T{data: %Expr{op: op, args: args}} ->
         op != :metadata and Enum.all?(args, &generatable_operand?(&1, group.type))
       end)

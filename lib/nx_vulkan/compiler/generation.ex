@@ -23,9 +23,11 @@ defmodule Nx.Vulkan.Compiler.Generation do
   @unary Enum.map(Generated.unary_ops(), &String.to_atom/1)
   @binary Enum.map(Generated.binary_ops(), &String.to_atom/1)
   @predicates Enum.map(Generated.predicates(), &String.to_atom/1)
-  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 128 nodes.
+  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 128 nodes, 7
+  # push words of constants (one each, two in a 64-bit type).
   @max_inputs 11
   @max_nodes 128
+  @max_constant_words 7
 
   @doc false
   # The expression with its groups replaced by `Nx.block/4` nodes.
@@ -180,17 +182,46 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp tensor_args(%T{data: %Expr{op: :constant}}), do: []
   defp tensor_args(%T{data: %Expr{args: args}}), do: for(%T{data: %Expr{}} = a <- args, do: a)
 
-  defp within_limits?(program), do: length(program.inputs) <= @max_inputs and length(program.nodes) <= @max_nodes
+  defp within_limits?(program) do
+    words =
+      Enum.reduce(program.nodes, 0, fn
+        {"constant", _, _, _, {_, 64}, _}, n -> n + 2
+        {"constant", _, _, _, _, _}, n -> n + 1
+        _, n -> n
+      end)
+
+    length(program.inputs) <= @max_inputs and length(program.nodes) <= @max_nodes and words <= @max_constant_words
+  end
 
   # Worth a kernel: two ops or more, the root's operands fit, at least one input.
   defp finish(group) do
     program = program(group)
     ops = Enum.count(program.nodes, fn {name, _, _, _, _, _} -> name not in ["input", "constant"] end)
 
-    if ops >= 2 and operands_fit?(group.root, group.type) and program.inputs != [] and within_limits?(program),
-      do: {:ok, Map.put(group, :program, program)},
-      else: :error
+    if ops >= 2 and operands_fit?(group.root, group.type) and program.inputs != [] and
+         within_limits?(program) and not round_trip?(group, program),
+       do: {:ok, Map.put(group, :program, program)},
+       else: :error
   end
+
+  # A conversion round trip, which the engine refuses (`Group::check_round_trips`): an
+  # input of the other kind than the group's type (an integer its float rounds, or a
+  # float into an integer type) and a converted result of that kind (not a predicate's).
+  defp round_trip?(%{type: type, root: root}, program) do
+    float_class = float?(type)
+    precision = if type == {:f, 32}, do: 24, else: 53
+
+    loads_other =
+      Enum.any?(program.inputs, fn {%T{type: t}, _reads} ->
+        float?(t) != float_class and (not float_class or magnitude_bits(t) > precision)
+      end)
+
+    predicate = root.type == {:u, 8} and root.data.op in @predicates
+    loads_other and float?(root.type) != float_class and not predicate
+  end
+
+  defp magnitude_bits({:s, bits}), do: bits - 1
+  defp magnitude_bits({:u, bits}), do: bits
 
   ## The program: members in dependency order, each operand outside the group an input.
 

@@ -430,7 +430,32 @@ fn groups_that_would_round_differently_are_refused() {
         ],
         outputs: vec![0, 2],
     };
+    // s64 -> f64 -> u8 (and f32 -> s64 -> f32): drivers fold the two conversions of one
+    // kernel, which the unfused kernels keep apart (an out-of-range value would differ).
+    let round_trip = two(
+        vec![
+            Node::Input(0),
+            Node::Unary(UnaryOp::Identity, 0, DType::F64),
+            Node::Unary(UnaryOp::Identity, 1, DType::U8),
+        ],
+        vec![contiguous(DType::S64, &shape)],
+    );
+    let float_round_trip = two(
+        vec![
+            Node::Input(0),
+            Node::Unary(UnaryOp::Identity, 0, DType::S64),
+            Node::Unary(UnaryOp::Negate, 1, DType::S64),
+            Node::Unary(UnaryOp::Identity, 2, f),
+        ],
+        vec![contiguous(f, &shape)],
+    );
+    for group in [&round_trip, &float_round_trip] {
+        let why = format!("{:?}", group.check());
+        assert!(why.contains("round trip"), "{why}");
+    }
     for (what, group) in [
+        ("s64 -> f64 -> u8", round_trip),
+        ("f32 -> s32 -> f32", float_round_trip),
         ("u64 in s64", big_u64),
         ("s32 input copied out of an f32 group", lossy_copy),
         ("f16 intermediate", f16_result),
@@ -579,4 +604,37 @@ fn conversions_at_the_ends_give_the_bytes_of_as_type() {
         assert_same(&what, to, &got[0], &want);
         assert_same(&what, mid, &got[1], &q);
     }
+}
+
+/// Constants are push words of each launch: an s32 widened to s64 and compared with 0
+/// and -1 gives the ops' bytes one by one (a constant folded into the kernel gave
+/// `x > 0` for every x on lavapipe), and groups that differ only in their constants'
+/// values share one kernel key.
+#[test]
+fn constants_are_push_words_of_each_launch() {
+    use nx_vulkan::ops::creation::{constant, Scalar};
+    use nx_vulkan::ops::elementwise::as_type;
+    let shape = [3, 5];
+    let x = tensor(DType::S32, &shape, 12);
+    let wide = as_type(&x, DType::S64).unwrap();
+    let group = |c: i64| Group {
+        shape: shape.to_vec(),
+        inputs: vec![contiguous(DType::S32, &shape)],
+        nodes: vec![
+            Node::Input(0),
+            Node::Unary(UnaryOp::Identity, 0, DType::S64),
+            Node::Constant(c as u64, DType::S64),
+            Node::Binary(BinaryOp::Greater, 1, 2, DType::U8),
+        ],
+        outputs: vec![3],
+    };
+    for c in [0i64, -1, 7] {
+        let got = codegen::run(&group(c), &[&x]).unwrap();
+        let c_t = constant(&shape, DType::S64, Scalar::Int(c as i128)).unwrap();
+        let want = binary(BinaryOp::Greater, &wide, &c_t, &shape, DType::U8).unwrap();
+        assert_same(&format!("s32 as s64 > {c}"), DType::U8, &got[0], &want);
+    }
+    // Pipelines are keyed by the group without its constants' values.
+    assert_eq!(group(0).kernel_key(), group(-1).kernel_key());
+    assert_ne!(group(0), group(-1));
 }

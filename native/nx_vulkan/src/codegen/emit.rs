@@ -3,9 +3,9 @@
 //! each node and stores the outputs, calling the library's `load_elem`, `unary_apply`,
 //! `binary_apply` and `store_elem`, each through a copy specialised for the type or op
 //! of the call (`specialize.rs`). Sizes, strides, types and op codes are constants of the
-//! module; tensor addresses are push constants.
+//! module; tensor addresses and the group's constants are push constants.
 
-use super::ir::{Group, Node};
+use super::ir::{constant_bits, Group, Node};
 use super::library::{finish, Function, Library};
 use super::specialize::specialize;
 use crate::dtype::{Compute, DType};
@@ -151,6 +151,36 @@ impl<'l> Emitter<'l> {
         let n = crate::tensor::numel(&group.shape).unwrap_or(0) as u32;
         let n = self.u32(n);
 
+        // The constants, from their push words (`Group::constant_words`), read once.
+        let push_uint = self.b.type_pointer(None, StorageClass::PushConstant, uint);
+        let mut constants = Vec::new();
+        let mut word = 0u32;
+        for node in &group.nodes {
+            if let Node::Constant(..) = node {
+                let mut read = |e: &mut Self| -> Result<Word> {
+                    let member = e.b.constant_bit32(e.int, 2);
+                    let index = e.b.constant_bit32(e.int, word);
+                    word += 1;
+                    let ptr =
+                        e.b.access_chain(push_uint, None, e.library.push, [member, index])?;
+                    Ok(e.b.load(uint, None, ptr, None, [])?)
+                };
+                let low = read(self)?;
+                let t = self.t;
+                let value = if self.class.is_64() {
+                    let high = read(self)?;
+                    let pair = self.b.composite_construct(uvec2, None, [low, high])?;
+                    self.b.bitcast(t, None, pair)?
+                } else if t == uint {
+                    low
+                } else {
+                    self.b.bitcast(t, None, low)?
+                };
+                constants.push(value);
+            }
+        }
+        let mut constants = constants.into_iter();
+
         // Tensor addresses, read once.
         let mut addrs = Vec::new();
         for k in 0..group.inputs.len() + group.outputs.len() {
@@ -200,7 +230,7 @@ impl<'l> Emitter<'l> {
                         &[code, values[a], values[b]],
                     )?
                 }
-                Node::Constant(bits, t) => self.constant(bits, t),
+                Node::Constant(..) => constants.next().expect("one value per constant"),
                 Node::Select(p, a, b, _) => {
                     // The predicate holds 0 to 255 (a u8 loaded into the class): compared
                     // with zero, it picks one value, moved as it is.
@@ -249,20 +279,11 @@ impl<'l> Emitter<'l> {
         Ok(())
     }
 
-    /// A number stored as `dtype` (its little-endian `bits`), as a constant of the class:
-    /// the class's own storage type as it is, a u8 converted (exactly) to the class.
+    /// A number stored as `dtype` (its little-endian `bits`), as a literal of the class
+    /// (`constant_bits`).
     fn constant(&mut self, bits: u64, dtype: DType) -> Word {
         let t = self.t;
-        let value = if dtype == DType::U8 {
-            let v = bits & 0xFF;
-            match self.class {
-                Compute::F32 => (v as f32).to_bits() as u64,
-                Compute::F64 => (v as f64).to_bits(),
-                _ => v,
-            }
-        } else {
-            bits
-        };
+        let value = constant_bits(self.class, bits, dtype);
         if self.class.is_64() {
             self.b.constant_bit64(t, value)
         } else {

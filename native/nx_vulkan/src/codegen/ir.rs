@@ -22,6 +22,10 @@ use crate::tensor::numel;
 pub const MAX_BUFFERS: usize = 12;
 /// Most nodes of a group.
 pub const MAX_NODES: usize = 128;
+/// Most push words a group's constants take (one each in a 32-bit class, two in a 64-bit
+/// one): they travel with each launch (shaders/codegen/lib.comp's `words`), so that one
+/// pipeline serves every value and no driver folds a constant into the ops around it.
+pub const MAX_CONSTANT_WORDS: usize = 7;
 
 /// How a kernel reads an input: element `offset + sum(coordinate[d] * strides[d])` of its
 /// buffer for each point of the domain. Zero strides broadcast.
@@ -42,7 +46,8 @@ pub enum Node {
     /// A binary op of two earlier nodes, with the type Nx gives its result.
     Binary(BinaryOp, usize, usize, DType),
     /// A number of this type, as the little-endian bits of its storage (a constant
-    /// operand, which Nx gives the other operand's type).
+    /// operand, which Nx gives the other operand's type): a push word (two in a 64-bit
+    /// class) of each launch.
     Constant(u64, DType),
     /// `select(pred, on_true, on_false)`: the second node where the first (u8) is not 0,
     /// else the third, of this type.
@@ -60,6 +65,34 @@ pub struct Group {
 }
 
 impl Group {
+    /// The group without its constants' values: the kernel is the same for every value
+    /// (they are push words), so pipelines are keyed by this.
+    pub fn kernel_key(&self) -> Group {
+        let mut key = self.clone();
+        for node in &mut key.nodes {
+            if let Node::Constant(bits, _) = node {
+                *bits = 0;
+            }
+        }
+        key
+    }
+
+    /// The push words of the constants in `class`, in node order: each value as the
+    /// class's storage holds it (a u8 converted exactly), low word first.
+    pub fn constant_words(&self, class: Compute) -> Vec<u32> {
+        let mut words = Vec::new();
+        for node in &self.nodes {
+            if let Node::Constant(bits, t) = *node {
+                let v = constant_bits(class, bits, t);
+                words.push(v as u32);
+                if class.is_64() {
+                    words.push((v >> 32) as u32);
+                }
+            }
+        }
+        words
+    }
+
     /// The type of node `i`'s values.
     pub fn dtype(&self, i: usize) -> DType {
         match self.nodes[i] {
@@ -218,6 +251,13 @@ impl Group {
         }
         // A group of inputs and constants alone copies them: in the class of the first.
         let class = class.unwrap_or_else(|| self.dtype(0).compute());
+        let words = self.constant_words(class).len();
+        if words > MAX_CONSTANT_WORDS {
+            return Err(crate::unsupported!(
+                "a generated kernel's constants take at most {MAX_CONSTANT_WORDS} push words, \
+                 not {words}"
+            ));
+        }
         for (i, node) in self.nodes.iter().enumerate() {
             if let Node::Constant(_, t) = *node {
                 if t != class.storage() && t != DType::U8 {
@@ -245,7 +285,57 @@ impl Group {
         if matches!(class, Compute::C64 | Compute::C128) {
             return Err(crate::unsupported!("complex values are not generated yet"));
         }
+        self.check_round_trips(class)?;
         Ok(class)
+    }
+
+    /// Refuses a conversion round trip: an input of the other kind than the class (an
+    /// integer that the class's float rounds, or a float into an integer class) in a group
+    /// that stores a converted result of that other kind (a predicate's 0/1 excepted).
+    /// Drivers fold the two conversions of one kernel (Mesa: `f2i(i2f(x))` to `x`), which
+    /// changes out-of-range values; the unfused kernels store between them.
+    fn check_round_trips(&self, class: Compute) -> Result<()> {
+        let float_class = matches!(class, Compute::F32 | Compute::F64);
+        let other_kind = |t: DType| t.is_float() != float_class;
+        // (Integers the class's float holds exactly come back whole either way.)
+        let rounds =
+            |t: DType| !float_class || t.magnitude_bits() > class.storage().precision_bits();
+        let loads_other = self
+            .inputs
+            .iter()
+            .any(|v| other_kind(v.dtype) && rounds(v.dtype));
+        let predicate = |o: usize| match self.nodes[o] {
+            Node::Unary(op, ..) => op.is_predicate(),
+            Node::Binary(op, ..) => op.is_predicate(),
+            _ => false,
+        };
+        match self
+            .outputs
+            .iter()
+            .find(|&&o| other_kind(self.dtype(o)) && !predicate(o))
+        {
+            Some(&o) if loads_other => Err(crate::unsupported!(
+                "output {o} converts a {class:?} value to {} in a group that loads {} inputs: \
+                 a conversion round trip is not generated",
+                self.dtype(o).name(),
+                if float_class { "integer" } else { "float" }
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A constant of type `dtype` (the little-endian `bits` of its storage) as `class`'s
+/// storage holds it: the class's own storage type as it is, a u8 converted (exactly).
+pub fn constant_bits(class: Compute, bits: u64, dtype: DType) -> u64 {
+    if dtype != DType::U8 {
+        return bits;
+    }
+    let v = bits & 0xFF;
+    match class {
+        Compute::F32 => (v as f32).to_bits() as u64,
+        Compute::F64 => (v as f64).to_bits(),
+        _ => v,
     }
 }
 

@@ -82,11 +82,12 @@ fn pipeline(group: &Group) -> Result<Arc<ComputePipeline>> {
             .get_or_init(Mutex::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        match names.get(group) {
+        let key = group.kernel_key();
+        match names.get(&key) {
             Some(name) => name.clone(),
             None => {
                 crate::nonblocking::may_block("generating a kernel")?;
-                let words = spirv(group)?;
+                let words = spirv(&key)?;
                 // Numbered, so that no two groups share a name (and a pipeline).
                 let n = GENERATED.fetch_add(1, Ordering::Relaxed);
                 let name = format!("Generated#{n}:{:08x}", fnv(&words));
@@ -94,7 +95,7 @@ fn pipeline(group: &Group) -> Result<Arc<ComputePipeline>> {
                 // Vulkan 1.2 target) plus a `main` that only loads, calls and stores
                 // through it; tests/codegen.rs runs spirv-val on such modules.
                 unsafe { engine()?.kernels.register_spirv(&name, &words)? };
-                names.insert(group.clone(), name.clone());
+                names.insert(key, name.clone());
                 name
             }
         }
@@ -117,7 +118,7 @@ fn fnv(words: &[u32]) -> u32 {
 /// Runs `group` on `inputs` (one per view, of its type): its outputs, contiguous tensors
 /// of the domain's shape, in order. One launch.
 pub fn run(group: &Group, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
-    group.check()?;
+    let class = group.check()?;
     if inputs.len() != group.inputs.len() {
         return Err(crate::invalid!(
             "a generated kernel of {} inputs was given {}",
@@ -148,6 +149,13 @@ pub fn run(group: &Group, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
         push = push.addr(&t.block);
         accesses.push(Access::Write(&t.block));
     }
+    // lib.comp's block: `addr[MAX_BUFFERS]`, `n` (unused: the count is in the module),
+    // then the constants' words.
+    let unused = ir::MAX_BUFFERS - inputs.len() - outputs.len();
+    push = push
+        .array_n(std::iter::empty(), 2 * unused)
+        .u(n as u32)
+        .array_n(group.constant_words(class), ir::MAX_CONSTANT_WORDS);
     let e = engine()?;
     e.stream.dispatch(
         &pipeline,
