@@ -4,9 +4,8 @@
 
 use super::{emit, median};
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
-use nx_vulkan::program::{Instr, Operand, Program};
+use nx_vulkan::program::{one, Instr, Operand, Program};
 use nx_vulkan::{engine, DType, Tensor};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// A program of `2 * depth` element-wise ops over two inputs of `shape`: two independent
@@ -21,16 +20,18 @@ fn chains(depth: usize, shape: &[usize]) -> Program {
         let out = 2 + instrs.len();
         instrs.push(Instr {
             name: "exp".into(),
-            run: Arc::new(move |t: &[Tensor]| unary(UnaryOp::Exp, &t[0], f)),
+            run: one(move |t: &[Tensor]| unary(UnaryOp::Exp, &t[0], f)),
             operands: vec![Operand::Slot(x)],
             out,
+            results: 1,
         });
         let out2 = out + 1;
         instrs.push(Instr {
             name: "multiply".into(),
-            run: Arc::new(move |t: &[Tensor]| binary(BinaryOp::Multiply, &t[0], &t[1], &s, f)),
+            run: one(move |t: &[Tensor]| binary(BinaryOp::Multiply, &t[0], &t[1], &s, f)),
             operands: vec![Operand::Slot(out), Operand::Slot(1)],
             out: out2,
+            results: 1,
         });
         x = out2;
     }
@@ -40,9 +41,10 @@ fn chains(depth: usize, shape: &[usize]) -> Program {
         let out = 2 + instrs.len();
         instrs.push(Instr {
             name: "subtract".into(),
-            run: Arc::new(move |t: &[Tensor]| binary(BinaryOp::Subtract, &t[0], &t[1], &s, f)),
+            run: one(move |t: &[Tensor]| binary(BinaryOp::Subtract, &t[0], &t[1], &s, f)),
             operands: vec![Operand::Slot(y), Operand::Slot(1)],
             out,
+            results: 1,
         });
         y = out;
     }

@@ -52,6 +52,9 @@ defmodule Nx.Vulkan.Backend do
 
   defp wrap(%T{} = out, ref), do: %{out | data: %Handle{ref: ref}}
 
+  defp wrap(out, refs) when is_tuple(out),
+    do: out |> Tuple.to_list() |> Enum.zip_with(refs, &wrap/2) |> List.to_tuple()
+
   # The device reference of a tensor argument; tensors of other backends are uploaded.
   defp ref!(%T{data: %Handle{ref: ref}}), do: ref
 
@@ -218,15 +221,19 @@ defmodule Nx.Vulkan.Backend do
     run(:block, [out | args], out, fused, fn _msg -> apply(fun, [f | args]) end)
   end
 
-  # A generated kernel's group of Nx.Vulkan.Compiler: one launch. Where the engine does
-  # not generate it, the block's default function runs the ops one by one, each as a
-  # callback of this backend.
-  def block(%Nx.Vulkan.Generated{} = g, %T{} = out, args, fun) do
+  # A generated kernel's group of Nx.Vulkan.Compiler: one launch, one tensor or a tuple
+  # of them. Where the engine does not generate it, the block's default function runs the
+  # ops one by one, each as a callback of this backend.
+  def block(%Nx.Vulkan.Generated{} = g, out, args, fun) do
     generated = fn ->
       refs = Enum.map(args, &ref!/1)
       views = Enum.map(g.views, fn {type, strides, offset} -> {type_name(type), strides, offset} end)
       nodes = Enum.map(g.nodes, fn {name, a, b, c, type, v} -> {name, a, b, c, type_name(type), v} end)
-      Native.t_generated(g.shape, views, nodes, g.output, refs)
+
+      case Native.t_generated(g.shape, views, nodes, g.outputs, refs) do
+        {:ok, [ref]} when is_struct(out, T) -> {:ok, ref}
+        other -> other
+      end
     end
 
     run(:block, [out | args], out, generated, fn _msg -> apply(fun, [g | args]) end)

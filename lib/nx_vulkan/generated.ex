@@ -22,10 +22,11 @@ defmodule Nx.Vulkan.Generated do
       `{"add", a, b, ...}`, `{"select", pred, on_true, on_false, ...}` or a conversion
       `{"as_type", a, _, _, type, _}` (Nx names; `a`,
       `b` and `c` index earlier nodes; `type` is the node's result type)
-    * `:output` - the node whose value is the result
+    * `:outputs` - the nodes whose values are the results: the block gives one tensor,
+      or a tuple of them in this order where there are several
   """
 
-  defstruct [:shape, :views, :nodes, :output, reads: []]
+  defstruct [:shape, :views, :nodes, :outputs, reads: []]
 
   # The ops a generated kernel runs (those whose kernels are the plain unary and binary
   # ones: the math library's functions, pow and atan2 are not generated yet).
@@ -52,7 +53,7 @@ defmodule Nx.Vulkan.Generated do
   implementation.
   """
   @spec evaluate(t(), [Nx.Tensor.t()]) :: Nx.Tensor.t()
-  def evaluate(%__MODULE__{nodes: nodes, output: output, reads: reads}, inputs) do
+  def evaluate(%__MODULE__{nodes: nodes, outputs: outputs, reads: reads}, inputs) do
     inputs = Enum.with_index(inputs, fn input, k -> Enum.reduce(Enum.at(reads, k, []), input, &read/2) end)
 
     values =
@@ -60,7 +61,10 @@ defmodule Nx.Vulkan.Generated do
         Tuple.insert_at(values, tuple_size(values), value(node, values, inputs))
       end)
 
-    elem(values, output)
+    case outputs do
+      [output] -> elem(values, output)
+      outputs -> outputs |> Enum.map(&elem(values, &1)) |> List.to_tuple()
+    end
   end
 
   defp read({:transpose, axes}, t), do: Nx.transpose(t, axes: axes)

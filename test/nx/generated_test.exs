@@ -19,6 +19,19 @@ defmodule Nx.Vulkan.GeneratedTest do
     w - step * 0.5
   end
 
+  # A pre-activation that the ReLU and the ReLU's gradient mask both read: stored by the
+  # kernel that computes it, as a second output.
+  defn relu_and_mask(x, b, z) do
+    e = x + b
+    {Nx.max(e, 0.0) * 2.0, Nx.select(e > 0, z, 0.0)}
+  end
+
+  # The same through grad's metadata (stop_grad): the value of its operand.
+  defn stopped(x, b) do
+    e = stop_grad(x + b)
+    {Nx.max(e, 0.0) * 2.0, Nx.select(e > 1.0, x, b)}
+  end
+
   # More constants than one kernel's push words hold (7 words; two each in f64).
   defn(many_constants(x), do: ((x * 1.5 + 2.0 - 3.0 * x) / 4.0 + 5.0 - 6.0 * x + 7.0) * 8.0 - 9.0)
 
@@ -115,6 +128,17 @@ defmodule Nx.Vulkan.GeneratedTest do
     )
   end
 
+  test "a member read outside its group is one more output of the same launch" do
+    for {fun, args, expected} <- [
+          {&relu_and_mask/3, [data({6, 5}, {:f, 32}, 31), data({5}, {:f, 32}, 32), data({6, 5}, {:f, 32}, 33)], 2},
+          {&stopped/2, [data({7}, {:f, 64}, 34), data({7}, {:f, 64}, 35)], 2}
+        ] do
+      {got, n} = launches(fun, args, true)
+      assert_same_bytes(got, evaluated(fun, args))
+      assert n == expected, "#{inspect(fun)}: #{n} launches"
+    end
+  end
+
   test "more constants than a generated kernel's push words: one launch, the op-by-op bytes" do
     for {type, seed} <- [{{:f, 64}, 17}, {{:f, 32}, 18}] do
       args = [data({3, 4}, type, seed)]
@@ -149,7 +173,9 @@ defmodule Nx.Vulkan.GeneratedTest do
     # f64 pow runs a math-library kernel: not generated.
     nodes = [{"input", 0, 0, 0, "f64", 0}, {"pow", 0, 0, 0, "f64", 0}, {"negate", 1, 0, 0, "f64", 0}]
 
-    assert {:error, {:unsupported, msg}} = Nx.Vulkan.Native.t_generated([4], [{"f64", [1], 0}], nodes, 2, [x.data.ref])
+    assert {:error, {:unsupported, msg}} =
+             Nx.Vulkan.Native.t_generated([4], [{"f64", [1], 0}], nodes, [2], [x.data.ref])
+
     assert msg =~ "pow"
     assert Nx.Vulkan.stats().generated_refused == before + 1
   end

@@ -229,6 +229,10 @@ defmodule Nx.Vulkan.SweepTest do
   # value near 0.5 (sigmoid(-7.06e-4) is 2 ulps off); this backend's, correctly rounded,
   # is checked against mpmath's in native/nx_vulkan/tests/math64.rs.
   defp host_ulps(:sigmoid, %{type: {:f, 64}}), do: 3
+  # glibc's f64 erfc is up to a few ulps off (erfc(1.2310891197216312): 2 ulps above
+  # mpmath's correctly rounded 0.08167955934643714, which this backend gives; seed
+  # 50594338); this backend's is checked against mpmath's in tests/math64.rs.
+  defp host_ulps(:erfc, %{type: {:f, 64}}), do: 5
   defp host_ulps(_op, _want), do: 1
 
   test "random element-wise cases agree with Nx.BinaryBackend" do

@@ -12,7 +12,9 @@ defmodule Nx.Vulkan.Compiler.Generation do
   # would compute in T's class. Then keeping each value in a register equals storing
   # and reloading it, so the kernel's bytes are the ops' one by one (the engine checks
   # the same rules, `Group::check`, and the block's default runs the ops otherwise).
-  # Members have the group's shape; inputs broadcast to it by Nx's rules.
+  # Members have the group's shape; inputs broadcast to it by Nx's rules. A member that
+  # something outside the group reads too is one more output of the kernel (the block
+  # gives a tuple), unless what reads it leads back into the group.
 
   alias Nx.Defn.Expr
   alias Nx.Tensor, as: T
@@ -23,9 +25,9 @@ defmodule Nx.Vulkan.Compiler.Generation do
   @unary Enum.map(Generated.unary_ops(), &String.to_atom/1)
   @binary Enum.map(Generated.binary_ops(), &String.to_atom/1)
   @predicates Enum.map(Generated.predicates(), &String.to_atom/1)
-  # The engine's limits (codegen/ir.rs): 12 buffers (one is the output), 128 nodes, 7
+  # The engine's limits (codegen/ir.rs): 12 buffers (inputs and outputs), 128 nodes, 7
   # push words of constants (one each, two in a 64-bit type).
-  @max_inputs 11
+  @max_buffers 12
   @max_nodes 128
   @max_constant_words 7
 
@@ -34,7 +36,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
   def rewrite(output) do
     graph = Graph.build(output)
     groups = plan(graph)
-    if groups == %{}, do: output, else: Graph.rewrite(output, groups, &generated_block/4)
+    if groups == %{}, do: output, else: Graph.rewrite(output, groups, &generated_block(&1, &2, &3, &4, groups))
   catch
     :unfusable -> output
   end
@@ -46,7 +48,15 @@ defmodule Nx.Vulkan.Compiler.Generation do
       Enum.reduce(graph.order, {%{}, MapSet.new()}, fn id, {groups, assigned} ->
         with false <- MapSet.member?(assigned, id),
              {:ok, group} <- grow(graph.nodes[id], graph, assigned) do
-          {Map.put(groups, id, group), MapSet.union(assigned, MapSet.new(Map.keys(group.members)))}
+          # Each extra output is replaced by its element of the group's block.
+          groups =
+            group.extra
+            |> Enum.with_index(1)
+            |> Enum.reduce(Map.put(groups, id, group), fn {t, k}, groups ->
+              Map.put(groups, t.data.id, {:output_of, id, k})
+            end)
+
+          {groups, MapSet.union(assigned, MapSet.new(Map.keys(group.members)))}
         else
           _ -> {groups, assigned}
         end
@@ -58,7 +68,16 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp grow(%T{} = root, graph, assigned) do
     case class_of(root) do
       {:ok, type} ->
-        group = %{root: root, type: type, shape: root.shape, members: %{root.data.id => root}}
+        group = %{
+          root: root,
+          type: type,
+          shape: root.shape,
+          members: %{root.data.id => root},
+          # Members read outside the group too, and what their readers lead to.
+          extra: [],
+          downstream: MapSet.new()
+        }
+
         group |> absorb(graph, assigned) |> finish()
 
       :error ->
@@ -131,11 +150,21 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp operands_fit?(%T{data: %Expr{args: args}}, type) do
     Enum.all?(args, fn
       %T{type: ^type, data: %Expr{op: :constant}} -> true
+      %T{type: {:f, 32}, data: %Expr{op: :constant, args: [v]}} when type == {:f, 64} -> exact_f32?(v)
       %T{data: %Expr{op: :constant, args: [v]}} -> exact_integer?(v, type)
       %T{type: t} -> t == type or t == {:u, 8}
       _ -> false
     end)
   end
+
+  # An f32 constant in an f64 group: its value as the constant holds it (the static
+  # kernel widens that exactly), where the number is one an f32 holds.
+  defp exact_f32?(v) when is_float(v) and abs(v) <= 3.4028234663852886e38 do
+    <<r::float-32>> = <<v::float-32>>
+    r == v
+  end
+
+  defp exact_f32?(v), do: is_integer(v) and abs(v) <= 16_777_216
 
   defp exact_integer?(v, {:f, 32}) when is_integer(v), do: abs(v) <= 16_777_216
   defp exact_integer?(v, {:f, 64}) when is_integer(v), do: abs(v) <= 9_007_199_254_740_992
@@ -146,7 +175,8 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp exact_integer?(v, {:u, bits}) when is_integer(v), do: v >= 0 and v < Bitwise.bsl(1, bits)
   defp exact_integer?(_, _), do: false
 
-  # Adds operands whose users are all in the group, until none fits.
+  # Adds operands, until none fits: one whose users are all in the group, or one read
+  # outside it as an extra output.
   defp absorb(group, graph, assigned) do
     candidate =
       group.members
@@ -157,10 +187,10 @@ defmodule Nx.Vulkan.Compiler.Generation do
         id = arg.data.id
 
         with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
+             false <- MapSet.member?(group.downstream, id),
              true <- arg.shape == group.shape,
-             true <- MapSet.subset?(graph.users[id], MapSet.new(Map.keys(group.members))),
              true <- member?(arg, group.type),
-             group = put_in(group.members[id], arg),
+             {:ok, group} <- join(group, arg, graph),
              true <- within_limits?(program(group)) do
           group
         else
@@ -171,8 +201,50 @@ defmodule Nx.Vulkan.Compiler.Generation do
     if candidate, do: absorb(candidate, graph, assigned), else: group
   end
 
+  # `arg` as a member: an inner one if the group's members are all its users, else an
+  # extra output, where none of its outside users leads back to a member (the kernel
+  # would then wait for itself).
+  defp join(group, %T{data: %Expr{id: id}} = arg, graph) do
+    members = MapSet.new(Map.keys(group.members))
+    outside = MapSet.difference(graph.users[id], members)
+
+    with false <- MapSet.size(outside) == 0,
+         {:ok, reached} <- downstream(MapSet.delete(outside, :output), members, graph) do
+      group = put_in(group.members[id], arg)
+      {:ok, %{group | extra: group.extra ++ [arg], downstream: MapSet.union(group.downstream, reached)}}
+    else
+      true -> {:ok, put_in(group.members[id], arg)}
+      :error -> :error
+    end
+  end
+
+  # Every node that `starts` lead to (through their users), unless one is a member or
+  # the walk passes @max_walk nodes.
+  @max_walk 4096
+  defp downstream(starts, members, graph), do: walk(MapSet.to_list(starts), MapSet.new(), members, graph)
+
+  defp walk([], seen, _members, _graph), do: {:ok, seen}
+
+  defp walk([id | rest], seen, members, graph) do
+    cond do
+      MapSet.member?(seen, id) ->
+        walk(rest, seen, members, graph)
+
+      MapSet.member?(members, id) or MapSet.size(seen) > @max_walk ->
+        :error
+
+      true ->
+        next = graph.users |> Map.get(id, MapSet.new()) |> MapSet.delete(:output) |> MapSet.to_list()
+        walk(next ++ rest, MapSet.put(seen, id), members, graph)
+    end
+  end
+
   # Whether an operand of the group can join it: an op computing in the group's type whose
   # operands fit, or a conversion into that type.
+  # (A `metadata` node, such as grad's `stop_grad` and `custom_grad`, is its operand's value.)
+  defp member?(%T{type: type, data: %Expr{op: :metadata, args: [%T{data: %Expr{}} | _]}}, type), do: true
+  defp member?(%T{data: %Expr{op: :metadata}}, _type), do: false
+
   defp member?(t, type) do
     if converts_in?(t, type),
       do: true,
@@ -180,9 +252,12 @@ defmodule Nx.Vulkan.Compiler.Generation do
   end
 
   defp tensor_args(%T{data: %Expr{op: :constant}}), do: []
+  defp tensor_args(%T{data: %Expr{op: :metadata, args: [inner | _]}}), do: [inner]
   defp tensor_args(%T{data: %Expr{args: args}}), do: for(%T{data: %Expr{}} = a <- args, do: a)
 
   defp within_limits?(program) do
+    buffers = length(program.inputs) + length(program.outputs)
+
     words =
       Enum.reduce(program.nodes, 0, fn
         {"constant", _, _, _, {_, 64}, _}, n -> n + 2
@@ -190,7 +265,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
         _, n -> n
       end)
 
-    length(program.inputs) <= @max_inputs and length(program.nodes) <= @max_nodes and words <= @max_constant_words
+    buffers <= @max_buffers and length(program.nodes) <= @max_nodes and words <= @max_constant_words
   end
 
   # Worth a kernel: two ops or more, the root's operands fit, at least one input.
@@ -207,7 +282,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
   # A conversion round trip, which the engine refuses (`Group::check_round_trips`): an
   # input of the other kind than the group's type (an integer its float rounds, or a
   # float into an integer type) and a converted result of that kind (not a predicate's).
-  defp round_trip?(%{type: type, root: root}, program) do
+  defp round_trip?(%{type: type, root: root, extra: extra}, program) do
     float_class = float?(type)
     precision = if type == {:f, 32}, do: 24, else: 53
 
@@ -216,8 +291,11 @@ defmodule Nx.Vulkan.Compiler.Generation do
         float?(t) != float_class and (not float_class or magnitude_bits(t) > precision)
       end)
 
-    predicate = root.type == {:u, 8} and root.data.op in @predicates
-    loads_other and float?(root.type) != float_class and not predicate
+    loads_other and
+      Enum.any?([root | extra], fn out ->
+        predicate = out.type == {:u, 8} and out.data.op in @predicates
+        float?(out.type) != float_class and not predicate
+      end)
   end
 
   defp magnitude_bits({:s, bits}), do: bits - 1
@@ -228,7 +306,8 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp program(group) do
     state = %{nodes: [], node_of: %{}, inputs: []}
     state = emit(group.root, group, state)
-    %{state | nodes: Enum.reverse(state.nodes), inputs: Enum.reverse(state.inputs)}
+    outputs = Enum.map([group.root | group.extra], &state.node_of[&1.data.id])
+    %{nodes: Enum.reverse(state.nodes), inputs: Enum.reverse(state.inputs), outputs: outputs}
   end
 
   defp emit(%T{data: %Expr{id: id}} = t, group, state) do
@@ -261,6 +340,11 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
   defp unwrap(t, reads, top), do: if(constant?(t), do: {top, []}, else: {t, reads})
 
+  defp emit_member(%T{data: %Expr{id: id, op: :metadata, args: [inner | _]}}, group, state) do
+    state = emit(inner, group, state)
+    %{state | node_of: Map.put(state.node_of, id, state.node_of[inner.data.id])}
+  end
+
   defp emit_member(%T{data: %Expr{id: id, op: op, args: args}} = t, group, state) do
     state = Enum.reduce(args, state, &emit(&1, group, &2))
 
@@ -279,7 +363,39 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
   ## The block.
 
-  defp generated_block(root, group, cache, rebuild) do
+  # The node that replaces a group's root (its block, or the block's first element) or
+  # one of its extra outputs (the block's element `k`). A block of several outputs is
+  # built once, for whichever of them the rewrite meets first.
+  defp generated_block(t, {:output_of, root_id, k}, cache, rebuild, groups) do
+    {block, cache} = block_of(groups[root_id], root_id, cache, rebuild)
+    {element(t, block, k), cache}
+  end
+
+  defp generated_block(root, %{extra: []} = group, cache, rebuild, _groups) do
+    {block, cache} = block_of(group, root.data.id, cache, rebuild)
+    {block, cache}
+  end
+
+  defp generated_block(root, group, cache, rebuild, _groups) do
+    {block, cache} = block_of(group, root.data.id, cache, rebuild)
+    {element(root, block, 0), cache}
+  end
+
+  defp element(t, %T{data: %Expr{context: context}} = block, k),
+    do: %{t | data: %Expr{id: Expr.id(), op: :elem, args: [block, k], context: context}}
+
+  defp block_of(group, root_id, cache, rebuild) do
+    case cache do
+      %{{__MODULE__, :block, ^root_id} => block} ->
+        {block, cache}
+
+      %{} ->
+        {block, cache} = build_block(group, cache, rebuild)
+        {block, Map.put(cache, {__MODULE__, :block, root_id}, block)}
+    end
+  end
+
+  defp build_block(%{root: root} = group, cache, rebuild) do
     program = group.program
     {inputs, cache} = Enum.map_reduce(program.inputs, cache, fn {t, _reads}, cache -> rebuild.(t, cache) end)
 
@@ -288,13 +404,22 @@ defmodule Nx.Vulkan.Compiler.Generation do
       views: Enum.map(program.inputs, &view(&1, group.shape)),
       reads: Enum.map(program.inputs, &elem(&1, 1)),
       nodes: program.nodes,
-      output: length(program.nodes) - 1
+      outputs: program.outputs
     }
 
-    params = Enum.with_index(inputs, fn t, i -> Expr.parameter(t, root.data.context, i) end)
+    context = root.data.context
+    params = Enum.with_index(inputs, fn t, i -> Expr.parameter(t, context, i) end)
     default = Generated.evaluate(struct, params)
     args = [struct, inputs, default, default_fun(length(inputs))]
-    {%{root | data: %Expr{id: Expr.id(), op: :block, args: args, context: root.data.context}}, cache}
+    expr = %Expr{id: Expr.id(), op: :block, args: args, context: context}
+
+    block =
+      case group.extra do
+        [] -> %{root | data: expr}
+        extra -> %T{shape: {}, type: {:tuple, length(extra) + 1}, names: [], data: expr}
+      end
+
+    {block, cache}
   end
 
   # How the kernel reads input `t` (through `reads`) for each point of `shape`: Nx
@@ -335,7 +460,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
   # The block's default implementation (`Nx.Vulkan.Generated.evaluate/2`), of the arity
   # `Nx.block/4` calls it with: the struct and one argument per input.
-  for n <- 1..@max_inputs do
+  for n <- 1..(@max_buffers - 1) do
     vars = Macro.generate_arguments(n, __MODULE__)
 
     defp default_fun(unquote(n)) do

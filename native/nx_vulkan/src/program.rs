@@ -22,8 +22,14 @@ fn launch_lists() -> bool {
     *ON.get_or_init(|| std::env::var("NX_VULKAN_LAUNCH_LISTS").map_or(true, |v| v != "0"))
 }
 
-/// An op with its non-tensor arguments bound: operand tensors in, result out.
-pub type OpFn = Arc<dyn Fn(&[Tensor]) -> Result<Tensor> + Send + Sync>;
+/// An op with its non-tensor arguments bound: operand tensors in, its results out (one
+/// for most ops; a generated kernel may store several).
+pub type OpFn = Arc<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>> + Send + Sync>;
+
+/// An [`OpFn`] of an op with one result.
+pub fn one(f: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static) -> OpFn {
+    Arc::new(move |x| f(x).map(|t| vec![t]))
+}
 
 /// Where an operand comes from.
 #[derive(Clone)]
@@ -41,11 +47,13 @@ pub struct Instr {
     pub name: String,
     pub run: OpFn,
     pub operands: Vec<Operand>,
-    /// The slot its result goes to.
+    /// The slot its first result goes to; the others follow.
     pub out: usize,
+    /// How many results it makes.
+    pub results: usize,
 }
 
-/// A list of ops over slots: inputs first, then one slot per instruction.
+/// A list of ops over slots: inputs first, then one slot per result of each instruction.
 pub struct Program {
     inputs: usize,
     instrs: Vec<Instr>,
@@ -62,19 +70,20 @@ impl Program {
     /// A program of `inputs` inputs, `instrs` in order and `outputs`. Every slot an
     /// instruction or output reads must be an input or an earlier instruction's result.
     pub fn new(inputs: usize, instrs: Vec<Instr>, outputs: Vec<Operand>) -> Result<Program> {
-        let slots = inputs + instrs.len();
+        let slots = inputs + instrs.iter().map(|i| i.results).sum::<usize>();
         let unwritten = |s: usize| {
             Error::InvalidArgument(format!("program: slot {s} is read before it is written"))
         };
         let mut last_use = vec![None; slots];
+        let mut next = inputs;
         for (i, instr) in instrs.iter().enumerate() {
-            if instr.out != inputs + i {
+            if instr.out != next || instr.results == 0 {
                 return Err(Error::InvalidArgument(format!(
-                    "program: instruction {i} writes slot {}, not {}",
-                    instr.out,
-                    inputs + i
+                    "program: instruction {i} writes {} slots from {}, not from {next}",
+                    instr.results, instr.out
                 )));
             }
+            next += instr.results;
             for o in &instr.operands {
                 if let Operand::Slot(s) = *o {
                     if s >= instr.out {
@@ -95,10 +104,11 @@ impl Program {
             }
         }
         // A result nothing reads goes as soon as it is made.
-        for i in 0..instrs.len() {
-            let s = inputs + i;
-            if last_use[s].is_none() && !held[s] {
-                last_use[s] = Some(i);
+        for (i, instr) in instrs.iter().enumerate() {
+            for s in instr.out..instr.out + instr.results {
+                if last_use[s].is_none() && !held[s] {
+                    last_use[s] = Some(i);
+                }
             }
         }
         Ok(Program {
@@ -209,13 +219,24 @@ impl Program {
                     Operand::Pinned(t) => Ok(t.clone()),
                 })
                 .collect::<Result<Vec<Tensor>>>()?;
-            slots[instr.out] = Some((instr.run)(&operands)?);
+            let results = (instr.run)(&operands)?;
+            if results.len() != instr.results {
+                return Err(Error::InvalidArgument(format!(
+                    "program: {} made {} results, not {}",
+                    instr.name,
+                    results.len(),
+                    instr.results
+                )));
+            }
+            for (k, t) in results.into_iter().enumerate() {
+                slots[instr.out + k] = Some(t);
+            }
             // Drop what no later instruction or output reads (inputs stay the caller's).
             let done = instr.operands.iter().filter_map(|o| match o {
                 Operand::Slot(s) if *s >= self.inputs => Some(*s),
                 _ => None,
             });
-            for s in done.chain([instr.out]) {
+            for s in done.chain(instr.out..instr.out + instr.results) {
                 if self.last_use[s] == Some(i) {
                     slots[s] = None;
                 }

@@ -7,16 +7,15 @@ mod common;
 
 use common::*;
 use nx_vulkan::ops::elementwise::{unary, UnaryOp};
-use nx_vulkan::program::{Instr, OpFn, Operand, Program};
+use nx_vulkan::program::{one, Instr, OpFn, Operand, Program};
 use nx_vulkan::{engine, DType, Tensor};
-use std::sync::Arc;
 
 #[test]
 fn independent_chains_share_barriers() {
     // The command-by-command replay (a recorded list's barriers are inside its buffer).
     std::env::set_var("NX_VULKAN_RECORDED_LISTS", "0");
-    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
-    let neg: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Negate, &x[0], DType::F32));
+    let exp: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let neg: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Negate, &x[0], DType::F32));
     // exp(exp(exp(a))) then negate(negate(negate(b))): slots 2-4 and 5-7.
     let mut instrs = Vec::new();
     for (i, (f, from)) in [
@@ -35,6 +34,7 @@ fn independent_chains_share_barriers() {
             run: f.clone(),
             operands: vec![Operand::Slot(from)],
             out: 2 + i,
+            results: 1,
         });
     }
     let p = Program::new(2, instrs, vec![Operand::Slot(4), Operand::Slot(7)]).unwrap();

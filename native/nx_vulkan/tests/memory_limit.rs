@@ -8,9 +8,8 @@ mod common;
 use common::*;
 use nx_vulkan::memory::memory_limit;
 use nx_vulkan::ops::elementwise::{unary, UnaryOp};
-use nx_vulkan::program::{Instr, OpFn, Operand, Program};
+use nx_vulkan::program::{one, Instr, OpFn, Operand, Program};
 use nx_vulkan::{engine, DType, Error, Tensor};
-use std::sync::Arc;
 
 #[test]
 fn limits_are_read_as_bytes_sizes_or_fractions() {
@@ -76,13 +75,14 @@ fn allocating_past_the_limit_is_an_error_and_the_engine_recovers() {
     drop(again);
     // A program whose first run, capturing its launches, would hold all nine 32 MiB
     // intermediates at once runs op by op instead (a few at a time), without a list.
-    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let exp: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
     let instrs = (0..9)
         .map(|i| Instr {
             name: "exp".into(),
             run: exp.clone(),
             operands: vec![Operand::Slot(i)],
             out: i + 1,
+            results: 1,
         })
         .collect();
     let p = Program::new(1, instrs, vec![Operand::Slot(9)]).unwrap();

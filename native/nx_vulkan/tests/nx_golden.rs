@@ -21,7 +21,7 @@ use nx_vulkan::ops::reduce::{argreduce, reduce, ReduceOp};
 use nx_vulkan::ops::triangular::{triangular_solve, TransformA, TriangularSolveOpts};
 use nx_vulkan::ops::window::{window_reduce, window_scatter, WindowSpec};
 use nx_vulkan::ops::{complex, creation, dot, indexing, scatter, shape, sort};
-use nx_vulkan::program::{Instr, OpFn, Operand, Program};
+use nx_vulkan::program::{one, Instr, OpFn, Operand, Program};
 use nx_vulkan::{DType, Error, Tensor};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -413,7 +413,7 @@ fn as_program(c: &Call) -> Result<(Tensor, bool), Skip> {
         .collect();
     let call = Arc::new(c.clone());
     let args = slots.clone();
-    let op: OpFn = Arc::new(move |x: &[Tensor]| {
+    let op: OpFn = one(move |x: &[Tensor]| {
         let given = args
             .iter()
             .zip(x)
@@ -431,6 +431,7 @@ fn as_program(c: &Call) -> Result<(Tensor, bool), Skip> {
         run: op,
         operands: (0..n).map(Operand::Slot).collect(),
         out: n,
+        results: 1,
     };
     let program = Program::new(n, vec![instr], vec![Operand::Slot(n)]).expect("program");
     let inputs = || {

@@ -11,9 +11,8 @@ use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::reduce::{reduce, ReduceOp};
 use nx_vulkan::ops::sort::sort;
 use nx_vulkan::ops::window::{window_reduce, WindowSpec};
-use nx_vulkan::program::{Instr, OpFn, Operand, Program};
+use nx_vulkan::program::{one, Instr, OpFn, Operand, Program};
 use nx_vulkan::{DType, Error, Tensor};
-use std::sync::Arc;
 
 fn instr(name: &str, run: OpFn, operands: Vec<Operand>, out: usize) -> Instr {
     Instr {
@@ -21,6 +20,7 @@ fn instr(name: &str, run: OpFn, operands: Vec<Operand>, out: usize) -> Instr {
         run,
         operands,
         out,
+        results: 1,
     }
 }
 
@@ -29,31 +29,31 @@ fn program(bias: Tensor) -> Program {
     let instrs = vec![
         instr(
             "exp",
-            Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32)),
+            one(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32)),
             vec![Operand::Slot(0)],
             2,
         ),
         instr(
             "multiply",
-            Arc::new(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[4, 5], DType::F32)),
+            one(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[4, 5], DType::F32)),
             vec![Operand::Slot(2), Operand::Slot(1)],
             3,
         ),
         instr(
             "add",
-            Arc::new(|x: &[Tensor]| binary(BinaryOp::Add, &x[0], &x[1], &[4, 5], DType::F32)),
+            one(|x: &[Tensor]| binary(BinaryOp::Add, &x[0], &x[1], &[4, 5], DType::F32)),
             vec![Operand::Slot(3), Operand::Pinned(bias)],
             4,
         ),
         instr(
             "sum",
-            Arc::new(|x: &[Tensor]| reduce(ReduceOp::Sum, &x[0], Some(&[1]), false, DType::F32)),
+            one(|x: &[Tensor]| reduce(ReduceOp::Sum, &x[0], Some(&[1]), false, DType::F32)),
             vec![Operand::Slot(4)],
             5,
         ),
         instr(
             "dot",
-            Arc::new(|x: &[Tensor]| dot(&x[0], &[1], &[], &x[1], &[1], &[], DType::F32)),
+            one(|x: &[Tensor]| dot(&x[0], &[1], &[], &x[1], &[1], &[], DType::F32)),
             vec![Operand::Slot(0), Operand::Slot(1)],
             6,
         ),
@@ -115,38 +115,36 @@ fn window_spec() -> WindowSpec {
 /// constant), several launches per op (sort), an integer path, and an output that is
 /// an input's buffer under another shape.
 fn mixed_program() -> Program {
-    let scale: OpFn = Arc::new(|_: &[Tensor]| constant(&[5, 6], DType::F32, Scalar::Float(0.25)));
+    let scale: OpFn = one(|_: &[Tensor]| constant(&[5, 6], DType::F32, Scalar::Float(0.25)));
     let instrs = vec![
         instr("constant", scale, vec![], 2),
         instr(
             "multiply",
-            Arc::new(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[5, 6], DType::F32)),
+            one(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[5, 6], DType::F32)),
             vec![Operand::Slot(0), Operand::Slot(2)],
             3,
         ),
         instr(
             "window_max",
-            Arc::new(|x: &[Tensor]| {
-                window_reduce(ReduceOp::Max, &x[0], &window_spec(), DType::F32)
-            }),
+            one(|x: &[Tensor]| window_reduce(ReduceOp::Max, &x[0], &window_spec(), DType::F32)),
             vec![Operand::Slot(3)],
             4,
         ),
         instr(
             "sort",
-            Arc::new(|x: &[Tensor]| sort(&x[0], 1, true)),
+            one(|x: &[Tensor]| sort(&x[0], 1, true)),
             vec![Operand::Slot(4)],
             5,
         ),
         instr(
             "add",
-            Arc::new(|x: &[Tensor]| binary(BinaryOp::Add, &x[0], &x[0], &[7], DType::S64)),
+            one(|x: &[Tensor]| binary(BinaryOp::Add, &x[0], &x[0], &[7], DType::S64)),
             vec![Operand::Slot(1)],
             6,
         ),
         instr(
             "reshape",
-            Arc::new(|x: &[Tensor]| x[0].reshape(&[6, 5])),
+            one(|x: &[Tensor]| x[0].reshape(&[6, 5])),
             vec![Operand::Slot(0)],
             7,
         ),
@@ -219,7 +217,7 @@ fn recorded_lists_keep_each_calls_outputs() {
 
 #[test]
 fn inputs_of_another_signature_run_op_by_op() {
-    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let exp: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
     let p = Program::new(
         1,
         vec![instr("exp", exp, vec![Operand::Slot(0)], 1)],
@@ -244,7 +242,7 @@ fn inputs_of_another_signature_run_op_by_op() {
 fn large_intermediates_share_buffers_once_done() {
     // exp, exp, negate on 16 MiB: the third result may take the first's buffer (the
     // stream orders its writes after the second launch's reads), the second may not.
-    let op = |u: UnaryOp| -> OpFn { Arc::new(move |x: &[Tensor]| unary(u, &x[0], DType::F32)) };
+    let op = |u: UnaryOp| -> OpFn { one(move |x: &[Tensor]| unary(u, &x[0], DType::F32)) };
     let p = Program::new(
         1,
         vec![
@@ -272,8 +270,7 @@ fn large_intermediates_share_buffers_once_done() {
 fn a_constant_passed_as_an_argument_gets_no_list() {
     // out = x * w with w held by the program; the first call passes w itself as x.
     let w = upload(&[3], DType::F32, &[2.0f32, 3.0, 4.0]);
-    let mul: OpFn =
-        Arc::new(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[3], DType::F32));
+    let mul: OpFn = one(|x: &[Tensor]| binary(BinaryOp::Multiply, &x[0], &x[1], &[3], DType::F32));
     let p = Program::new(
         1,
         vec![instr(
@@ -297,7 +294,7 @@ fn a_constant_passed_as_an_argument_gets_no_list() {
 fn an_op_that_reads_data_on_the_host_gets_no_list() {
     // An op that decides from its input's values (as triangular_solve's singularity check
     // does) must run again on every call.
-    let check: OpFn = Arc::new(|x: &[Tensor]| {
+    let check: OpFn = one(|x: &[Tensor]| {
         let first: Vec<f32> = download(&x[0]);
         if first[0] == 0.0 {
             Err(Error::InvalidArgument("leading zero".into()))
@@ -326,7 +323,7 @@ fn an_op_that_reads_data_on_the_host_gets_no_list() {
 
 #[test]
 fn malformed_programs_and_calls_are_refused() {
-    let exp: OpFn = Arc::new(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
+    let exp: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Exp, &x[0], DType::F32));
     // Reads slot 2 before it is written.
     let ahead = Program::new(
         1,
@@ -352,4 +349,69 @@ fn malformed_programs_and_calls_are_refused() {
     .unwrap();
     assert!(matches!(p.run(vec![]), Err(Error::InvalidArgument(_))));
     assert!(matches!(p.run(vec![None]), Err(Error::InvalidArgument(_))));
+}
+
+/// An instruction with two results (a generated kernel storing two of its values) takes
+/// two slots; later instructions and outputs read either, op by op and from the list.
+#[test]
+fn an_instruction_with_two_results() {
+    use nx_vulkan::codegen::{self, Group, Node, View};
+    let f = DType::F32;
+    let group = Group {
+        shape: vec![6],
+        inputs: vec![View {
+            dtype: f,
+            strides: vec![1],
+            offset: 0,
+        }],
+        nodes: vec![
+            Node::Input(0),
+            Node::Binary(BinaryOp::Add, 0, 0, f),
+            Node::Unary(UnaryOp::Negate, 1, f),
+        ],
+        outputs: vec![1, 2],
+    };
+    let both: OpFn = std::sync::Arc::new(move |x: &[Tensor]| codegen::run(&group, &[&x[0]]));
+    let neg: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Negate, &x[0], DType::F32));
+    let p = Program::new(
+        1,
+        vec![
+            Instr {
+                name: "generated".into(),
+                run: both,
+                operands: vec![Operand::Slot(0)],
+                out: 1,
+                results: 2,
+            },
+            instr("negate", neg, vec![Operand::Slot(2)], 3),
+        ],
+        vec![Operand::Slot(1), Operand::Slot(3), Operand::Slot(2)],
+    )
+    .unwrap();
+    let mut rng = Rng::new(8);
+    for _ in 0..3 {
+        let v = rng.f32s(6, -4.0, 4.0);
+        let out = p.run(vec![Some(upload(&[6], f, &v))]).unwrap();
+        let twice: Vec<f32> = v.iter().map(|x| x + x).collect();
+        let minus: Vec<f32> = twice.iter().map(|x| -x).collect();
+        assert_eq!(download::<f32>(&out[0]), twice);
+        assert_eq!(download::<f32>(&out[1]), twice);
+        assert_eq!(download::<f32>(&out[2]), minus);
+    }
+    assert!(p.launch_list().is_some());
+    // A result count other than the instruction's is an error, not a wrong slot.
+    let one_of_two: OpFn = one(|x: &[Tensor]| unary(UnaryOp::Negate, &x[0], DType::F32));
+    let wrong = Program::new(
+        1,
+        vec![Instr {
+            name: "negate".into(),
+            run: one_of_two,
+            operands: vec![Operand::Slot(0)],
+            out: 1,
+            results: 2,
+        }],
+        vec![Operand::Slot(2)],
+    )
+    .unwrap();
+    assert!(wrong.run(vec![Some(upload(&[1], f, &[1.0f32]))]).is_err());
 }

@@ -3,7 +3,7 @@
 //! `{name, a, b, c, type, value}` tuple naming an Nx op (see [`node`]).
 
 use super::convert::{dtype, err, NifOut, ScalarTerm};
-use super::program::op;
+use super::program::ops;
 use super::tensor::Ref;
 use super::twin::twin_nif;
 use crate::codegen::{self, Group, Node, View};
@@ -50,15 +50,15 @@ type NodeTerm = (String, usize, usize, usize, String, ScalarTerm);
 
 twin_nif! {
     /// Runs a generated element-wise kernel over the domain `shp` on `inputs`, read
-    /// through `views` (`{type, strides, offset}` each): the value of node `output`, a
-    /// tensor of the domain's shape.
+    /// through `views` (`{type, strides, offset}` each): the values of the nodes
+    /// `outputs`, one tensor of the domain's shape each, in one launch.
     t_generated_nb / t_generated_dirty => fn t_generated(
         shp: Vec<usize>,
         views: Vec<(String, Vec<isize>, usize)>,
         nodes: Vec<NodeTerm>,
-        output: usize,
+        outputs: Vec<usize>,
         inputs: Vec<Ref>,
-    ) -> NifOut<Ref> {
+    ) -> NifOut<Vec<Ref>> {
         let group = Group {
             shape: shp,
             inputs: views
@@ -71,7 +71,7 @@ twin_nif! {
                 .iter()
                 .map(|(name, a, b, c, ty, v)| node(name, *a, *b, *c, ty, v))
                 .collect::<NifOut<_>>()?,
-            outputs: vec![output],
+            outputs,
         };
         // Refused groups say why before any input is touched.
         if let Err(e) = group.check() {
@@ -79,9 +79,10 @@ twin_nif! {
             return Err(err(OP, e));
         }
         let refs: Vec<&Ref> = inputs.iter().collect();
-        op(OP, &refs, move |x| {
-            let mut outputs = codegen::run(&group, &x.iter().collect::<Vec<_>>())?;
-            Ok(outputs.remove(0))
-        })
+        ops(
+            OP,
+            &refs,
+            std::sync::Arc::new(move |x| codegen::run(&group, &x.iter().collect::<Vec<_>>())),
+        )
     }
 }

@@ -19,7 +19,7 @@ use rustler::{Env, LocalPid, ResourceArc};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// A recorded program held by the BEAM.
 pub struct ProgramRes(Program);
@@ -40,6 +40,8 @@ struct Recording {
     slot_of: HashMap<usize, usize>,
     seen: Vec<Ref>,
     instrs: Vec<Instr>,
+    /// The slots so far: the inputs and every recorded result.
+    slots: usize,
     /// Why it cannot become a program, once known.
     broken: Option<String>,
 }
@@ -102,12 +104,18 @@ pub fn op(
     refs: &[&Ref],
     f: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
 ) -> NifOut<Ref> {
+    let mut outs = ops(name, refs, crate::program::one(f))?;
+    Ok(outs.remove(0))
+}
+
+/// Runs one tensor op with several results (a generated kernel's outputs): `f` on the
+/// tensors behind `refs`, giving a new reference per result; recorded as [`op`] records.
+pub fn ops(name: &str, refs: &[&Ref], f: OpFn) -> NifOut<Vec<Ref>> {
     let inputs = refs
         .iter()
         .map(|r| get_unrecorded(name, r))
         .collect::<NifOut<Vec<Tensor>>>()?;
-    let f: OpFn = Arc::new(f);
-    let out = new_ref(wrap(name, f(&inputs))?);
+    let outs: Vec<Ref> = wrap(name, f(&inputs))?.into_iter().map(new_ref).collect();
     NATIVE_CALLS.fetch_add(1, Ordering::Relaxed);
     with_recording(|rec| {
         let operands = refs
@@ -118,17 +126,21 @@ pub fn op(
                 None => Operand::Pinned(t.clone()),
             })
             .collect();
-        let slot = rec.inputs + rec.instrs.len();
+        let slot = rec.slots;
+        rec.slots += outs.len();
         rec.instrs.push(Instr {
             name: name.to_string(),
             run: f,
             operands,
             out: slot,
+            results: outs.len(),
         });
-        rec.slot_of.insert(key(&out), slot);
-        rec.seen.push(out.clone());
+        for (k, out) in outs.iter().enumerate() {
+            rec.slot_of.insert(key(out), slot + k);
+            rec.seen.push(out.clone());
+        }
     });
-    Ok(out)
+    Ok(outs)
 }
 
 /// Starts recording the calling process's ops for a program of `inputs` inputs, each
@@ -140,6 +152,7 @@ fn p_capture_begin(env: Env<'_>, inputs: usize) -> NifOut<rustler::Atom> {
         slot_of: HashMap::new(),
         seen: Vec::new(),
         instrs: Vec::new(),
+        slots: inputs,
         broken: None,
     };
     let mut all = recordings().lock().unwrap_or_else(|e| e.into_inner());

@@ -71,9 +71,10 @@ pub fn attempt<T>(f: impl FnOnce() -> NifOut<T>) -> Attempt<T> {
 }
 
 /// `twin_nif! { t_x_nb / t_x_dirty => fn t_x(args) -> NifOut<Ref> { body } }` defines the
-/// body as `t_x` and the two NIFs that call it (see the module documentation). The NIFs'
-/// parameters are forwarded as plain tokens (rustler's attribute rejects `$t:ty`
-/// captures), so the parameter names are collected by munching the list.
+/// body as `t_x` and the two NIFs that call it (see the module documentation); the result
+/// may also be `NifOut<Vec<Ref>>` (several tensors). The NIFs' parameters and result are
+/// forwarded as plain tokens (rustler's attribute rejects `$t:ty` captures), so the
+/// parameter names are collected by munching the list.
 macro_rules! twin_nif {
     (
         $(#[$meta:meta])*
@@ -83,7 +84,17 @@ macro_rules! twin_nif {
         #[allow(clippy::too_many_arguments)]
         fn $imp($($param)*) -> NifOut<Ref> $body
 
-        twin_nif!(@names ($nb $dirty $imp ($($param)*)) [] $($param)*);
+        twin_nif!(@names ($nb $dirty $imp ($($param)*) (Ref)) [] $($param)*);
+    };
+    (
+        $(#[$meta:meta])*
+        $nb:ident / $dirty:ident => fn $imp:ident($($param:tt)*) -> NifOut<Vec<Ref>> $body:block
+    ) => {
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        fn $imp($($param)*) -> NifOut<Vec<Ref>> $body
+
+        twin_nif!(@names ($nb $dirty $imp ($($param)*) (Vec<Ref>)) [] $($param)*);
     };
     (@names $ctx:tt [$($n:ident)*]) => { twin_nif!(@emit $ctx [$($n)*]); };
     (@names $ctx:tt [$($n:ident)*] $name:ident : $($rest:tt)*) => {
@@ -96,17 +107,17 @@ macro_rules! twin_nif {
     (@type $ctx:tt [$($n:ident)*] $skip:tt $($rest:tt)*) => {
         twin_nif!(@type $ctx [$($n)*] $($rest)*);
     };
-    (@emit ($nb:ident $dirty:ident $imp:ident ($($p:tt)*)) [$($n:ident)*]) => {
+    (@emit ($nb:ident $dirty:ident $imp:ident ($($p:tt)*) ($($r:tt)*)) [$($n:ident)*]) => {
         #[rustler::nif]
         #[allow(clippy::too_many_arguments)]
-        fn $nb(env: rustler::Env<'_>, $($p)*) -> $crate::nif::twin::Attempt<Ref> {
+        fn $nb(env: rustler::Env<'_>, $($p)*) -> $crate::nif::twin::Attempt<$($r)*> {
             $crate::nif::program::enter(env);
             $crate::nif::twin::attempt(|| $imp($($n),*))
         }
 
         #[rustler::nif(schedule = "DirtyCpu")]
         #[allow(clippy::too_many_arguments)]
-        fn $dirty(env: rustler::Env<'_>, $($p)*) -> NifOut<Ref> {
+        fn $dirty(env: rustler::Env<'_>, $($p)*) -> NifOut<$($r)*> {
             $crate::nif::program::enter(env);
             $crate::nif::twin::note_dirty();
             $imp($($n),*)
