@@ -32,6 +32,15 @@ defmodule Nx.Vulkan.GeneratedTest do
     {Nx.max(e, 0.0) * 2.0, Nx.select(e > 1.0, x, b)}
   end
 
+  # Two groups of several outputs that must not read each other's outputs both ways: B
+  # stores x for A, A stores y, which reaches B through a sort (no generated kernel).
+  defn crossing(p, q) do
+    x = Nx.abs(p)
+    y = Nx.floor(q)
+    w = Nx.negate(Nx.sort(y))
+    {Nx.negate(x) + y, x * 2.0 - w}
+  end
+
   # More constants than one kernel's push words hold (7 words; two each in f64).
   defn(many_constants(x), do: ((x * 1.5 + 2.0 - 3.0 * x) / 4.0 + 5.0 - 6.0 * x + 7.0) * 8.0 - 9.0)
 
@@ -137,6 +146,12 @@ defmodule Nx.Vulkan.GeneratedTest do
       assert_same_bytes(got, evaluated(fun, args))
       assert n == expected, "#{inspect(fun)}: #{n} launches"
     end
+  end
+
+  test "groups of several outputs never wait for each other both ways" do
+    args = [data({9}, {:f, 32}, 36), data({9}, {:f, 32}, 37)]
+    {got, _n} = launches(&crossing/2, args, true)
+    assert_same_bytes(got, evaluated(&crossing/2, args))
   end
 
   test "more constants than a generated kernel's push words: one launch, the op-by-op bytes" do

@@ -213,10 +213,10 @@ defmodule Nx.Vulkan.Compiler.Fusion do
 
   # Whether Nx.Vulkan.Compiler.Generation takes the whole group: element-wise ops it
   # runs, no metadata nodes, constants of the group's type or small integers, and no more
-  # constants than one generated kernel's push words hold (7: two each in f64).
+  # constants than one generated kernel's push words hold (7: two each in 64-bit types).
   defp generatable?(group, program) do
     constant_words =
-      Enum.count(program.slots, &(elem(&1, 0) == "constant")) * if(group.type == {:f, 64}, do: 2, else: 1)
+      Enum.count(program.slots, &(elem(&1, 0) == "constant")) * if(elem(group.type, 1) == 64, do: 2, else: 1)
 
     reductions(program) == 0 and constant_words <= 7 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
       Enum.all?(Map.values(group.members), fn %T{data: %Expr{op: op, args: args}} ->

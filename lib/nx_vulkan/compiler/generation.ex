@@ -44,8 +44,10 @@ defmodule Nx.Vulkan.Compiler.Generation do
   ## Planning: groups grown from each unassigned candidate root, consumers first.
 
   defp plan(graph) do
-    {groups, _assigned} =
-      Enum.reduce(graph.order, {%{}, MapSet.new()}, fn id, {groups, assigned} ->
+    graph = Map.put(graph, :beyond, %{})
+
+    {groups, _assigned, _graph} =
+      Enum.reduce(graph.order, {%{}, MapSet.new(), graph}, fn id, {groups, assigned, graph} ->
         with false <- MapSet.member?(assigned, id),
              {:ok, group} <- grow(graph.nodes[id], graph, assigned) do
           # Each extra output is replaced by its element of the group's block.
@@ -56,13 +58,29 @@ defmodule Nx.Vulkan.Compiler.Generation do
               Map.put(groups, t.data.id, {:output_of, id, k})
             end)
 
-          {groups, MapSet.union(assigned, MapSet.new(Map.keys(group.members)))}
+          {groups, MapSet.union(assigned, MapSet.new(Map.keys(group.members))), merged(graph, group)}
         else
-          _ -> {groups, assigned}
+          _ -> {groups, assigned, graph}
         end
       end)
 
     groups
+  end
+
+  # Once a group of several outputs is planned, whatever reaches one of its members
+  # reaches every output (one block computes them all): later walks (`downstream/3`)
+  # continue from a member to the readers of all of them.
+  defp merged(graph, %{extra: []}), do: graph
+
+  defp merged(graph, group) do
+    ids = Map.keys(group.members)
+
+    exits =
+      [group.root | group.extra]
+      |> Enum.flat_map(&MapSet.to_list(graph.users[&1.data.id]))
+      |> Enum.reject(&(&1 == :output or Map.has_key?(group.members, &1)))
+
+    %{graph | beyond: Enum.reduce(ids, graph.beyond, &Map.put(&2, &1, exits))}
   end
 
   defp grow(%T{} = root, graph, assigned) do
@@ -235,7 +253,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
       true ->
         next = graph.users |> Map.get(id, MapSet.new()) |> MapSet.delete(:output) |> MapSet.to_list()
-        walk(next ++ rest, MapSet.put(seen, id), members, graph)
+        walk(next ++ Map.get(graph.beyond, id, []) ++ rest, MapSet.put(seen, id), members, graph)
     end
   end
 
@@ -384,12 +402,18 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp element(t, %T{data: %Expr{context: context}} = block, k),
     do: %{t | data: %Expr{id: Expr.id(), op: :elem, args: [block, k], context: context}}
 
+  # (A block met again while its inputs are rebuilt would wait for itself: the planner
+  # rules that out, and the pass leaves the expression as it is if it ever happens.)
   defp block_of(group, root_id, cache, rebuild) do
     case cache do
+      %{{__MODULE__, :block, ^root_id} => :building} ->
+        throw(:unfusable)
+
       %{{__MODULE__, :block, ^root_id} => block} ->
         {block, cache}
 
       %{} ->
+        cache = Map.put(cache, {__MODULE__, :block, root_id}, :building)
         {block, cache} = build_block(group, cache, rebuild)
         {block, Map.put(cache, {__MODULE__, :block, root_id}, block)}
     end
