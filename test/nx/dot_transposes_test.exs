@@ -18,15 +18,7 @@ defmodule Nx.Vulkan.DotTransposesTest do
   # The dot read elsewhere too: left as it is (swapping would compute it twice).
   defn(shared_product(x, dy), do: {Nx.transpose(Nx.dot(x, [0], dy, [0])), Nx.dot(x, [0], dy, [0])})
 
-  defp launches(fun, args) do
-    compiled = Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler, record: false)
-    _ = apply(compiled, args)
-    Nx.Vulkan.synchronize()
-    before = Nx.Vulkan.stats().dispatches
-    result = apply(compiled, args)
-    Nx.Vulkan.synchronize()
-    {result, Nx.Vulkan.stats().dispatches - before}
-  end
+  defp launches(fun, args), do: Nx.Vulkan.NxHelpers.compiled_launches(fun, args)
 
   defp data(shape, type, seed) do
     {t, _} = Nx.Random.normal(Nx.Random.key(seed), shape: shape, type: type)

@@ -65,15 +65,7 @@ defmodule Nx.Vulkan.GeneratedTest do
 
   defp evaluated(fun, args), do: apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
 
-  defp launches(fun, args, generate?) do
-    compiled = Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler, generate: generate?, record: false)
-    _ = apply(compiled, args)
-    Nx.Vulkan.synchronize()
-    before = Nx.Vulkan.stats().dispatches
-    result = apply(compiled, args)
-    Nx.Vulkan.synchronize()
-    {result, Nx.Vulkan.stats().dispatches - before}
-  end
+  defp launches(fun, args, generate?), do: Nx.Vulkan.NxHelpers.compiled_launches(fun, args, generate: generate?)
 
   defp assert_same_bytes(got, want) do
     got = if is_tuple(got), do: Tuple.to_list(got), else: [got]

@@ -14,6 +14,21 @@ defmodule Nx.Vulkan.NxHelpers do
 
   @doc "`t` back on the host."
   def host(t), do: Nx.backend_transfer(t, Nx.BinaryBackend)
+
+  @doc """
+  `fun` jitted with Nx.Vulkan.Compiler and `opts` (not recorded, so each call launches
+  op by op or kernel by kernel), called on `args` twice: the second call's result and
+  the launches it made.
+  """
+  def compiled_launches(fun, args, opts \\ []) do
+    compiled = Nx.Defn.jit(fun, [compiler: Nx.Vulkan.Compiler, record: false] ++ opts)
+    _ = apply(compiled, args)
+    Nx.Vulkan.synchronize()
+    before = Nx.Vulkan.stats().dispatches
+    result = apply(compiled, args)
+    Nx.Vulkan.synchronize()
+    {result, Nx.Vulkan.stats().dispatches - before}
+  end
 end
 
 defmodule Nx.Vulkan.DoctestSupport do

@@ -69,6 +69,15 @@ fn check(left_transposed: bool, stored: &Tensor, other: &Tensor, batch: bool, wh
     n
 }
 
+/// A matrix shape `s`, with a leading batch axis of `batch` unless it is 0.
+fn with_batch(batch: usize, s: [usize; 2]) -> Vec<usize> {
+    if batch > 0 {
+        vec![batch, s[0], s[1]]
+    } else {
+        s.to_vec()
+    }
+}
+
 #[test]
 fn in_place_products() {
     let mut rng = Rng::new(20_261_207);
@@ -87,15 +96,8 @@ fn in_place_products() {
         (DType::F16, 0, 16, 16, 16, 0),
     ];
     for (dtype, batch, m, k, n, expected) in left {
-        let with_batch = |s: [usize; 2]| -> Vec<usize> {
-            if batch > 0 {
-                vec![batch, s[0], s[1]]
-            } else {
-                s.to_vec()
-            }
-        };
-        let at = random(&mut rng, &with_batch([k, m]), dtype);
-        let b = random(&mut rng, &with_batch([k, n]), dtype);
+        let at = random(&mut rng, &with_batch(batch, [k, m]), dtype);
+        let b = random(&mut rng, &with_batch(batch, [k, n]), dtype);
         let what = format!("{dtype:?} A^T {:?} x B {:?}", at.shape, b.shape);
         let got = check(true, &at, &b, batch > 0, &what);
         if expected > 0 {
@@ -119,15 +121,8 @@ fn in_place_products() {
         (DType::F32, 0, 128, 128, 256, 2),
     ];
     for (dtype, batch, m, k, n, expected) in right {
-        let with_batch = |s: [usize; 2]| -> Vec<usize> {
-            if batch > 0 {
-                vec![batch, s[0], s[1]]
-            } else {
-                s.to_vec()
-            }
-        };
-        let a = random(&mut rng, &with_batch([m, k]), dtype);
-        let bt = random(&mut rng, &with_batch([n, k]), dtype);
+        let a = random(&mut rng, &with_batch(batch, [m, k]), dtype);
+        let bt = random(&mut rng, &with_batch(batch, [n, k]), dtype);
         let what = format!("{dtype:?} A {:?} x B^T {:?}", a.shape, bt.shape);
         assert_eq!(
             check(false, &bt, &a, batch > 0, &what),
