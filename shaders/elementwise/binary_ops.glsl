@@ -138,7 +138,11 @@ T apply(uint op, T a, T b) {
 // at or above 2^63 loads as a negative number. Nx orders and divides the operands' own
 // values: `big_apply` does, for an operand known to be such a value (`a_big`/`b_big`,
 // not both); the ops whose bits do not depend on it (add, and, ...) go to `apply`.
-uint64_t magnitude(T x, bool big) { return big || x >= T(0) ? uint64_t(x) : uint64_t(-x); }
+// The sign of an s64 value, read from its high word: lavapipe (LLVM 15) judged `x < 0`
+// wrongly for some lanes where x was an s32 operand widened to s64 (s32 / u64 gave
+// -1 / (2^64 - 1) = 1).
+bool negative(T x) { return int(unpackUint2x32(uint64_t(x)).y) < 0; }
+uint64_t magnitude(T x, bool big) { return big || !negative(x) ? uint64_t(x) : uint64_t(-x); }
 
 T big_apply(uint op, T a, T b, bool a_big, bool b_big) {
     const bool a_above = a_big;  // otherwise b is the big one, above a
@@ -154,12 +158,12 @@ T big_apply(uint op, T a, T b, bool a_big, bool b_big) {
     case B_QUOTIENT: {
         if (b == T(0)) return T(0);
         uint64_t q = magnitude(a, a_big) / magnitude(b, b_big);
-        return ((a < T(0) && !a_big) != (b < T(0) && !b_big)) ? -T(q) : T(q);
+        return ((negative(a) && !a_big) != (negative(b) && !b_big)) ? -T(q) : T(q);
     }
     case B_REM: {
         if (b == T(0)) return T(0);
         uint64_t r = magnitude(a, a_big) % magnitude(b, b_big);
-        return (a < T(0) && !a_big) ? -T(r) : T(r);
+        return (negative(a) && !a_big) ? -T(r) : T(r);
     }
     case B_RSHIFT: return a_big ? (shift_in_range(b) ? T(uint64_t(a) >> uint64_t(b)) : T(0)) : apply(op, a, b);
     }
