@@ -28,6 +28,7 @@ fn contiguous() -> View {
 fn chain_group(n: usize) -> Group {
     use BinaryOp::*;
     Group {
+        reduce_axes: vec![],
         shape: vec![n],
         inputs: vec![contiguous(), contiguous()],
         nodes: vec![
@@ -69,6 +70,7 @@ pub fn generated(reps: usize, burst: usize) {
     let a = Tensor::from_bytes(&[n], F, &f32_bytes(n, 1)).unwrap();
     let b = Tensor::from_bytes(&[n], F, &f32_bytes(n, 2)).unwrap();
     let add = Group {
+        reduce_axes: vec![],
         shape: vec![n],
         inputs: vec![contiguous(), contiguous()],
         nodes: vec![
@@ -120,6 +122,7 @@ pub fn generated(reps: usize, burst: usize) {
         nodes.push(Node::Binary(op, i - 1, i % 2, F));
     }
     let big = Group {
+        reduce_axes: vec![],
         shape: vec![1024],
         inputs: vec![contiguous(), contiguous()],
         nodes,

@@ -230,7 +230,8 @@ defmodule Nx.Vulkan.Backend do
       views = Enum.map(g.views, fn {type, strides, offset} -> {type_name(type), strides, offset} end)
       nodes = Enum.map(g.nodes, fn {name, a, b, c, type, v} -> {name, a, b, c, type_name(type), v} end)
 
-      case Native.t_generated(g.shape, views, nodes, g.outputs, refs) do
+      case Native.t_generated(g.shape, g.reduce_axes, views, nodes, g.outputs, refs) do
+        {:ok, refs} when g.reduce_axes != [] -> reshaped(refs, out)
         {:ok, [ref]} when is_struct(out, T) -> {:ok, ref}
         other -> other
       end
@@ -240,6 +241,23 @@ defmodule Nx.Vulkan.Backend do
   end
 
   def block(struct, _output, args, fun), do: apply(fun, [struct | args])
+
+  # A generated reduction's outputs in the shapes of the block's (the engine gives a
+  # reduction's without its folded axes; the bytes are the same).
+  defp reshaped(refs, out) do
+    outs = if is_struct(out, T), do: [out], else: Tuple.to_list(out)
+
+    Enum.zip_with(refs, outs, fn ref, t -> Native.t_reshape(ref, shape_list(t)) end)
+    |> Enum.reduce_while({:ok, []}, fn
+      {:ok, ref}, {:ok, acc} -> {:cont, {:ok, [ref | acc]}}
+      error, _ -> {:halt, error}
+    end)
+    |> case do
+      {:ok, [ref]} when is_struct(out, T) -> {:ok, ref}
+      {:ok, refs} -> {:ok, Enum.reverse(refs)}
+      error -> error
+    end
+  end
 
   ## Creation
 

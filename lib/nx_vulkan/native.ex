@@ -96,7 +96,7 @@ defmodule Nx.Vulkan.Native do
     t_gather: [:ref, :indices, :axes],
     t_bitcast: [:ref, :type],
     t_fused: [:type, :shape, :row_axes, :per_row, :slots, :inputs],
-    t_generated: [:shape, :views, :nodes, :outputs, :inputs],
+    t_generated: [:shape, :reduce_axes, :views, :nodes, :outputs, :inputs],
     p_run: [:program, :inputs]
   ]
 

@@ -18,6 +18,25 @@
 #define apply binary_apply
 #include "../elementwise/binary_ops.glsl"
 #undef apply
+// The reductions' `identity_of` and `combine` (max and min fold in T, as reduce.comp).
+#include "../reduce/ops.glsl"
+
+// Sums and products accumulate as the unfused reductions do (`ops::float_accumulator`):
+// in double for the f32 class on devices with f64, loaded and rounded through the bits
+// (subnormals kept), else in T. `acc_*` are those accumulators' functions.
+#if defined(EXACT_VIA_F64)
+#define ACC double
+ACC acc_load(T x) { return f32_widen(x); }
+T acc_store(ACC a) { return f32_narrow(a); }
+ACC acc_identity(uint op) { return op == R_PRODUCT ? 1.0lf : 0.0lf; }
+ACC acc_combine(uint op, ACC a, ACC b) { return op == R_PRODUCT ? a * b : a + b; }
+#else
+#define ACC T
+ACC acc_load(T x) { return x; }
+T acc_store(ACC a) { return a; }
+ACC acc_identity(uint op) { return identity_of(op); }
+ACC acc_combine(uint op, ACC a, ACC b) { return combine(op, a, b); }
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -69,6 +88,9 @@ void main() {
         UNARY_CODES(CALL_UNARY)
         TYPE_CODES(CALL_LOAD)
         TYPE_CODES(CALL_STORE)
+        ACC acc = acc_combine(pc.words[6], acc_identity(pc.words[6]), acc_load(a));
+        store_elem(pc.addr[6], pc.words[2], i, acc_store(acc));
+        store_elem(pc.addr[7], pc.words[2], i, combine(pc.words[6], identity_of(pc.words[6]), b));
 #if defined(CT_I64)
         store_elem(pc.addr[4], pc.words[2], i, big_apply(pc.words[3], a, b, pc.n == 1u, pc.n == 2u));
 #endif

@@ -1,7 +1,8 @@
 defmodule Nx.Vulkan.GeneratedFuzzTest do
   # A seeded random-graph fuzz of Nx.Vulkan.Compiler's rewrites (issue 42): graphs of up
-  # to 12 element-wise ops (unary, binary, comparisons, select, casts, constants) over
-  # mixed types, read through broadcasts and transposes, and dense-layer style products
+  # to 12 element-wise ops (unary, binary, comparisons, select, casts, constants) and
+  # reductions over mixed types, read through broadcasts and transposes, and dense-layer
+  # style products
   # with transposes. Each runs through the Compiler (generated kernels, fusion, swapped
   # dots; its first call and a replay) and through Nx.Defn.Evaluator op by op: the bytes
   # must agree, a NaN as any NaN (a generated kernel stores Nx's one NaN through
@@ -10,6 +11,8 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
   # it (default 30).
   use ExUnit.Case, async: false
   @moduletag Nx.Vulkan.TestSupport.nx_tags()
+  # (Longer runs, NX_VULKAN_FUZZ_SECONDS, outlast ExUnit's 60 s default.)
+  @moduletag timeout: 1_800_000
 
   alias Nx.Vulkan.Sweep
 
@@ -83,7 +86,7 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
 
   # One more op, where Nx takes it (an op Nx refuses for these types is not added).
   defp add_op({ops, values, rng}) do
-    {kind, rng} = :rand.uniform_s(10, rng)
+    {kind, rng} = :rand.uniform_s(11, rng)
     n = length(values)
     {a, rng} = :rand.uniform_s(n, rng)
     {b, rng} = :rand.uniform_s(n, rng)
@@ -114,6 +117,22 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
           {c, rng} = :rand.uniform_s(n, rng)
           {{:select, p, a, b, c - 1}, rng}
 
+        kind == 11 ->
+          # A reduction over random axes: maxima and minima of every type; sums and
+          # products of integers, which wrap whatever the order (float sums, whose last
+          # bits may follow the order of the additions, are tests of their own).
+          {f, rng} = Sweep.pick([:reduce_max, :reduce_min] ++ if(Sweep.float?(ta), do: [], else: [:sum, :product]), rng)
+          rank = tuple_size(Enum.at(values, a).shape)
+
+          {axes, rng} =
+            Enum.flat_map_reduce(0..(rank - 1)//1, rng, fn axis, rng ->
+              {u, rng} = :rand.uniform_s(rng)
+              {if(u < 0.5, do: [axis], else: []), rng}
+            end)
+
+          {keep, rng} = Sweep.pick([true, true, false], rng)
+          {{:reduce, f, a, if(axes == [], do: [max(rank - 1, 0)], else: axes), keep}, rng}
+
         true ->
           {t, rng} = Sweep.pick(@types, rng)
           {{:as_type, a, t}, rng}
@@ -138,6 +157,9 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
   end
 
   defp apply_op({:as_type, a, t}, values), do: Nx.as_type(Enum.at(values, a), t)
+
+  defp apply_op({:reduce, f, a, axes, keep}, values),
+    do: apply(Nx, f, [Enum.at(values, a), [axes: axes, keep_axes: keep]])
 
   # The inputs as the graph reads them: each transposed one read back, a narrower one
   # broadcast to the domain one time in two.
@@ -251,7 +273,7 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
     |> then(&IO.puts("swapped-dot fuzz: seed #{seed}, #{&1} products"))
   end
 
-  test "random element-wise graphs: the Compiler's bytes are the Evaluator's" do
+  test "random element-wise graphs with reductions: the Compiler's bytes are the Evaluator's" do
     seed = seed()
     rng = :rand.seed_s(:exsss, seed)
     deadline = System.monotonic_time(:millisecond) + seconds() * 1000

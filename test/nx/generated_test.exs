@@ -63,6 +63,24 @@ defmodule Nx.Vulkan.GeneratedTest do
     Nx.select(xt > 0, xt * y, Nx.broadcast(col, {7, 5}, axes: [0]) - y)
   end
 
+  # Reductions with element-wise ops before and after them: a row max that the
+  # subtraction reads (kept axes), a row sum; a column sum beside the values it folds (a
+  # dense layer's bias gradient); minima and maxima over outer and inner axes at once.
+  defn row_max_and_sum(x) do
+    m = Nx.reduce_max(x, axes: [1], keep_axes: true)
+    d = x - m
+    {d, Nx.sum(d * 2.0, axes: [1])}
+  end
+
+  defn bias_grad(a, b, c) do
+    u = a * b + c
+    {u, Nx.sum(u, axes: [0])}
+  end
+
+  defn outer_and_inner(x) do
+    {Nx.reduce_min(Nx.abs(x) - 1.0, axes: [0, 2]), Nx.reduce_max(x * 3.0, axes: [0, 2], keep_axes: true)}
+  end
+
   defp evaluated(fun, args), do: apply(Nx.Defn.jit(fun, compiler: Nx.Defn.Evaluator), args)
 
   defp launches(fun, args, generate?), do: Nx.Vulkan.NxHelpers.compiled_launches(fun, args, generate: generate?)
@@ -110,6 +128,32 @@ defmodule Nx.Vulkan.GeneratedTest do
 
     # The Compiler planned only groups the engine generates (none ran op by op instead).
     assert Nx.Vulkan.stats().generated_refused == refused
+  end
+
+  test "reductions with their element-wise ops: one launch each, the op-by-op bytes" do
+    # (f32 sums add in f64, which holds these sums exactly: the order of the additions,
+    # one invocation's against the reduction kernel's tree, changes no bit.)
+    for {fun, args, expected} <- [
+          {&row_max_and_sum/1, [data({37, 10}, {:f, 32}, 41)], 1},
+          {&bias_grad/3, [data({128, 10}, {:f, 32}, 42), data({10}, {:f, 32}, 43), data({128, 10}, {:f, 32}, 44)], 1},
+          {&outer_and_inner/1, [data({3, 4, 5}, {:f, 64}, 45)], 2},
+          {&outer_and_inner/1, [data({3, 4, 5}, {:f, 32}, 46)], 2}
+        ] do
+      {got, n} = launches(fun, args, true)
+      {_unfused, without} = launches(fun, args, false)
+      assert_same_bytes(got, evaluated(fun, args))
+      assert n == expected and n < without, "#{inspect(fun)}: #{n} launches, #{without} without"
+    end
+
+    # Rows past 64 elements stay with the reduction kernels (and fused.comp).
+    x = data({3, 1500}, {:f, 32}, 47)
+    rewrite = fn x -> Nx.Vulkan.Compiler.Generation.rewrite(row_max_and_sum(x)) end
+    refute inspect(Nx.Defn.debug_expr(rewrite).(Nx.backend_copy(x, Nx.BinaryBackend))) =~ "reduce_axes: [1]"
+
+    assert_same_bytes(
+      Nx.Defn.jit(&row_max_and_sum/1, compiler: Nx.Vulkan.Compiler).(x),
+      evaluated(&row_max_and_sum/1, [x])
+    )
   end
 
   test "inputs read through transposes and broadcasts: one launch, the op-by-op bytes" do
@@ -181,7 +225,7 @@ defmodule Nx.Vulkan.GeneratedTest do
     nodes = [{"input", 0, 0, 0, "f64", 0}, {"pow", 0, 0, 0, "f64", 0}, {"negate", 1, 0, 0, "f64", 0}]
 
     assert {:error, {:unsupported, msg}} =
-             Nx.Vulkan.Native.t_generated([4], [{"f64", [1], 0}], nodes, [2], [x.data.ref])
+             Nx.Vulkan.Native.t_generated([4], [], [{"f64", [1], 0}], nodes, [2], [x.data.ref])
 
     assert msg =~ "pow"
     assert Nx.Vulkan.stats().generated_refused == before + 1

@@ -29,7 +29,7 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   @small_domain 65_536
 
   # Ops that generated kernels run too (Nx.Vulkan.Compiler.Generation).
-  @generatable ~w(input constant negate abs sqrt add subtract multiply divide max min)
+  @generatable ~w(input constant negate abs sqrt add subtract multiply divide max min sum reduce_max reduce_min)
 
   @doc false
   # The expression with its fusion groups replaced by `Nx.block/4` nodes. With
@@ -203,7 +203,7 @@ defmodule Nx.Vulkan.Compiler.Fusion do
     # (a full reduction would be one workgroup), so those reductions stay unfused.
     wide_enough? = reductions(program) == 0 or rows >= @min_rows or rows * cols <= @small_domain
 
-    generatable? = leave? and generatable?(group, program)
+    generatable? = leave? and generatable?(group, program, k_axes(group))
 
     if ops >= 2 and program.inputs != [] and cols > 0 and wide_enough? and within_limits?(program) and
          not generatable?,
@@ -211,14 +211,20 @@ defmodule Nx.Vulkan.Compiler.Fusion do
        else: :error
   end
 
+  # The axes a group's reductions fold: those from `k` on.
+  defp k_axes(group), do: Enum.to_list(group.k..(tuple_size(group.shape) - 1)//1)
+
   # Whether Nx.Vulkan.Compiler.Generation takes the whole group: element-wise ops it
-  # runs, no metadata nodes, constants of the group's type or small integers, and no more
-  # constants than one generated kernel's push words hold (7: two each in 64-bit types).
-  defp generatable?(group, program) do
+  # runs, reductions of rows it folds, no metadata nodes, constants of the group's type
+  # or small integers, and no more constants than one generated kernel's push words hold
+  # (7: two each in 64-bit types).
+  defp generatable?(group, program, axes) do
     constant_words =
       Enum.count(program.slots, &(elem(&1, 0) == "constant")) * if(elem(group.type, 1) == 64, do: 2, else: 1)
 
-    reductions(program) == 0 and constant_words <= 7 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
+    folds? = reductions(program) == 0 or Nx.Vulkan.Compiler.Generation.foldable?(group.shape, axes)
+
+    folds? and constant_words <= 7 and Enum.all?(program.slots, &(elem(&1, 0) in @generatable)) and
       Enum.all?(Map.values(group.members), fn %T{data: %Expr{op: op, args: args}} ->
         op != :metadata and Enum.all?(args, &generatable_operand?(&1, group.type))
       end)

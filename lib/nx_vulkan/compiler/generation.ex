@@ -15,6 +15,12 @@ defmodule Nx.Vulkan.Compiler.Generation do
   # Members have the group's shape; inputs broadcast to it by Nx's rules. A member that
   # something outside the group reads too is one more output of the kernel (the block
   # gives a tuple), unless what reads it leads back into the group.
+  #
+  # A group may also fold: its root is a sum, product, reduce_max or reduce_min of a value
+  # of its type, and the domain is that value's shape. Reductions of the same axes that
+  # keep them join as members (the element-wise members read them as Nx broadcasts
+  # them: a row max that a subtraction reads). The kernel folds each output point with
+  # one invocation, in order: short rows (@max_row) and columns (@max_folded).
 
   alias Nx.Defn.Expr
   alias Nx.Tensor, as: T
@@ -22,6 +28,13 @@ defmodule Nx.Vulkan.Compiler.Generation do
   alias Nx.Vulkan.Generated
 
   @types [{:f, 32}, {:f, 64}, {:s, 32}, {:u, 32}, {:s, 64}, {:u, 64}]
+  @reductions [:sum, :product, :reduce_max, :reduce_min]
+  # A generated reduction folds each output point with one invocation. Where the folded
+  # axes end the shape (rows), neighbouring invocations read a row apart: rows longer
+  # than @max_row stay with the reduction kernels and fused.comp, which fold a row with a
+  # workgroup. Where a kept axis ends it (columns), neighbours read neighbours.
+  @max_row 64
+  @max_folded 4096
   @unary Enum.map(Generated.unary_ops(), &String.to_atom/1)
   @binary Enum.map(Generated.binary_ops(), &String.to_atom/1)
   @predicates Enum.map(Generated.predicates(), &String.to_atom/1)
@@ -86,10 +99,14 @@ defmodule Nx.Vulkan.Compiler.Generation do
   defp grow(%T{} = root, graph, assigned) do
     case class_of(root) do
       {:ok, type} ->
+        {shape, reduce_axes} = domain(root)
+
         group = %{
           root: root,
           type: type,
-          shape: root.shape,
+          # The domain: the root's shape, or a reduction's operand's.
+          shape: shape,
+          reduce_axes: reduce_axes,
           members: %{root.data.id => root},
           # Members read outside the group too, and what their readers lead to.
           extra: [],
@@ -103,8 +120,34 @@ defmodule Nx.Vulkan.Compiler.Generation do
     end
   end
 
+  @doc false
+  # Whether a generated kernel folds `axes` of `shape` (see @max_row).
+  def foldable?(_shape, []), do: false
+
+  def foldable?(shape, axes) do
+    folded = Enum.reduce(axes, 1, &(elem(shape, &1) * &2))
+    limit = if (tuple_size(shape) - 1) in axes, do: @max_row, else: @max_folded
+    folded in 1..limit//1
+  end
+
+  # A reduction group's domain is its root's operand, folded along the root's axes.
+  defp domain(%T{data: %Expr{op: op, args: [x, opts]}}) when op in @reductions,
+    do: {x.shape, reduced_axes(x, opts)}
+
+  defp domain(root), do: {root.shape, []}
+
+  defp reduced_axes(x, opts), do: Enum.sort(opts[:axes] || Enum.to_list(0..(tuple_size(x.shape) - 1)//1))
+
   # The type a node computes in, where it can be a member. A comparison computes in its
-  # operands' type (constants take it).
+  # operands' type (constants take it). A reduction folds a tensor of its own type (the
+  # engine's reduction kernels would compute in it) along at most @max_folded elements.
+  defp class_of(%T{type: type, data: %Expr{op: op, args: [%T{type: type} = x, opts]}})
+       when op in @reductions and type in @types do
+    if foldable?(x.shape, reduced_axes(x, opts)), do: {:ok, type}, else: :error
+  end
+
+  defp class_of(%T{data: %Expr{op: op}}) when op in @reductions, do: :error
+
   defp class_of(%T{type: {:u, 8}, data: %Expr{op: op, args: args}}) when op in @predicates do
     case args |> Enum.reject(&constant?/1) |> Enum.map(& &1.type) |> Enum.uniq() do
       [type] when type in @types -> {:ok, type}
@@ -167,6 +210,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
   # constants of the type, or integers that it holds exactly.
   defp operands_fit?(%T{data: %Expr{args: args}}, type) do
     Enum.all?(args, fn
+      opts when is_list(opts) -> true
       %T{type: ^type, data: %Expr{op: :constant}} -> true
       %T{type: {:f, 32}, data: %Expr{op: :constant, args: [v]}} when type == {:f, 64} -> exact_f32?(v)
       %T{data: %Expr{op: :constant, args: [v]}} -> exact_integer?(v, type)
@@ -206,7 +250,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
         with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
              false <- MapSet.member?(group.downstream, id),
-             true <- arg.shape == group.shape,
+             true <- in_domain?(arg, group),
              true <- member?(arg, group.type),
              {:ok, group} <- join(group, arg, graph),
              true <- within_limits?(program(group)) do
@@ -218,6 +262,16 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
     if candidate, do: absorb(candidate, graph, assigned), else: group
   end
+
+  # Whether `arg` has a value at each point of the group's domain, or is a reduction of
+  # the group's axes that keeps them (one value per output point, which the members of
+  # the domain read as Nx broadcasts it: along the folded axes).
+  defp in_domain?(%T{data: %Expr{op: op, args: [x, opts]}}, %{reduce_axes: [_ | _] = axes} = group)
+       when op in @reductions,
+       do: x.shape == group.shape and opts[:keep_axes] == true and reduced_axes(x, opts) == axes
+
+  defp in_domain?(%T{data: %Expr{op: op}}, _group) when op in @reductions, do: false
+  defp in_domain?(arg, group), do: arg.shape == group.shape
 
   # `arg` as a member: an inner one if the group's members are all its users, else an
   # extra output, where none of its outside users leads back to a member (the kernel
@@ -363,6 +417,11 @@ defmodule Nx.Vulkan.Compiler.Generation do
     %{state | node_of: Map.put(state.node_of, id, state.node_of[inner.data.id])}
   end
 
+  defp emit_member(%T{data: %Expr{id: id, op: op, args: [x, _opts]}} = t, group, state) when op in @reductions do
+    state = emit(x, group, state)
+    push(state, id, {Atom.to_string(op), state.node_of[x.data.id], 0, 0, t.type, 0})
+  end
+
   defp emit_member(%T{data: %Expr{id: id, op: op, args: args}} = t, group, state) do
     state = Enum.reduce(args, state, &emit(&1, group, &2))
 
@@ -425,6 +484,8 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
     struct = %Generated{
       shape: Tuple.to_list(group.shape),
+      reduce_axes: group.reduce_axes,
+      output_shapes: Enum.map([root | group.extra], & &1.shape),
       views: Enum.map(program.inputs, &view(&1, group.shape)),
       reads: Enum.map(program.inputs, &elem(&1, 1)),
       nodes: program.nodes,

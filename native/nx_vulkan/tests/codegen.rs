@@ -6,6 +6,9 @@
 //! ops run one by one; `Group::check` refuses what would round differently; every module
 //! passes spirv-val.
 
+mod common;
+
+use common::codegen::{assert_same, spirv_val};
 use nx_vulkan::codegen::{self, Group, Node, View};
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp, BINARY_OPS, UNARY_OPS};
 use nx_vulkan::ops::layout::contiguous_strides;
@@ -139,49 +142,6 @@ fn contiguous(dtype: DType, shape: &[usize]) -> View {
     }
 }
 
-/// Whether the bytes of one element of `dtype` are a NaN.
-fn is_nan(dtype: DType, b: &[u8]) -> bool {
-    match dtype {
-        DType::F32 => f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
-        DType::F64 => f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
-        _ => false,
-    }
-}
-
-/// Asserts equal bytes element by element, any NaN equal to any NaN.
-fn assert_same(what: &str, dtype: DType, got: &Tensor, want: &Tensor) {
-    assert_eq!(got.dtype, want.dtype, "{what}: type");
-    assert_eq!(got.shape, want.shape, "{what}: shape");
-    let (g, w) = (got.to_bytes().unwrap(), want.to_bytes().unwrap());
-    let size = dtype.size();
-    for (k, (a, b)) in g.chunks(size).zip(w.chunks(size)).enumerate() {
-        if a != b && !(is_nan(dtype, a) && is_nan(dtype, b)) {
-            panic!("{what}: element {k} is {a:02x?}, the ops one by one give {b:02x?}");
-        }
-    }
-}
-
-fn spirv_val(words: &[u32], what: &str) {
-    // One file per call: the tests run on several threads.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path =
-        std::env::temp_dir().join(format!("nx_vulkan_codegen_{}_{k}.spv", std::process::id()));
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    std::fs::write(&path, bytes).unwrap();
-    let out = std::process::Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.2"])
-        .arg(&path)
-        .output()
-        .expect("spirv-val (Debian's spirv-tools) checks every generated module");
-    let _ = std::fs::remove_file(&path);
-    assert!(
-        out.status.success(),
-        "{what}: spirv-val rejects the module:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The Nx result type of a binary op on two `t` operands.
 fn binary_out(op: BinaryOp, t: DType) -> DType {
     let predicate = matches!(
@@ -215,6 +175,7 @@ fn one_op_kernels_give_the_bytes_of_the_static_kernels() {
         for (name, op) in BINARY_OPS {
             let out = binary_out(op, t);
             let group = Group {
+                reduce_axes: vec![],
                 shape: shape.to_vec(),
                 inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
                 nodes: vec![Node::Input(0), Node::Input(1), Node::Binary(op, 0, 1, out)],
@@ -237,6 +198,7 @@ fn one_op_kernels_give_the_bytes_of_the_static_kernels() {
                 t
             };
             let group = Group {
+                reduce_axes: vec![],
                 shape: shape.to_vec(),
                 inputs: vec![contiguous(t, &shape)],
                 nodes: vec![Node::Input(0), Node::Unary(op, 0, out)],
@@ -291,6 +253,7 @@ fn chains_with_views_give_the_bytes_of_the_ops_one_by_one() {
     let dy = tensor(f, &shape, 6);
     let zero = Tensor::from_bytes(&[1], f, &0.0f32.to_le_bytes()).unwrap();
     let group = Group {
+        reduce_axes: vec![],
         shape: shape.to_vec(),
         inputs: vec![
             contiguous(f, &shape),
@@ -344,6 +307,7 @@ fn integer_chains_wrap_as_the_ops_one_by_one() {
     let shape = [5, 41];
     let (a, b) = (tensor(t, &shape, 7), tensor(t, &shape, 8));
     let group = Group {
+        reduce_axes: vec![],
         shape: shape.to_vec(),
         inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
         nodes: vec![
@@ -369,6 +333,7 @@ fn groups_that_would_round_differently_are_refused() {
     let f = DType::F32;
     let shape = vec![4];
     let two = |nodes: Vec<Node>, inputs: Vec<View>| Group {
+        reduce_axes: vec![],
         shape: shape.clone(),
         inputs,
         outputs: vec![nodes.len() - 1],
@@ -421,6 +386,7 @@ fn groups_that_would_round_differently_are_refused() {
     );
     // An s32 input stored as it is from an f32 group: it would round through f32.
     let lossy_copy = Group {
+        reduce_axes: vec![],
         shape: shape.clone(),
         inputs: vec![contiguous(DType::S32, &shape), contiguous(f, &shape)],
         nodes: vec![
@@ -476,6 +442,7 @@ fn views_past_their_tensor_are_errors() {
     let f = DType::F32;
     let t = tensor(f, &[10], 9);
     let group = Group {
+        reduce_axes: vec![],
         shape: vec![4, 3],
         inputs: vec![View {
             dtype: f,
@@ -492,6 +459,7 @@ fn views_past_their_tensor_are_errors() {
     }
     // Strides past 32 bits: the kernels' index math is 32-bit.
     let wide = Group {
+        reduce_axes: vec![],
         shape: vec![2],
         inputs: vec![View {
             dtype: f,
@@ -522,6 +490,7 @@ fn selects_and_constants_give_the_bytes_of_the_ops_one_by_one() {
         let (x, dy) = (tensor(t, &shape, 10), tensor(t, &shape, 11));
         let zero_bits = 0u64;
         let group = Group {
+            reduce_axes: vec![],
             shape: shape.to_vec(),
             inputs: vec![contiguous(t, &shape), contiguous(t, &shape)],
             nodes: vec![
@@ -545,6 +514,7 @@ fn selects_and_constants_give_the_bytes_of_the_ops_one_by_one() {
     let f = DType::F32;
     let x = tensor(f, &[50], 12);
     let group = Group {
+        reduce_axes: vec![],
         shape: vec![50],
         inputs: vec![contiguous(f, &[50])],
         nodes: vec![
@@ -581,6 +551,7 @@ fn conversions_at_the_ends_give_the_bytes_of_as_type() {
         let y = tensor(mid, &shape, 21);
         // out = as_type(as_type(x, mid) * y + y, to)
         let group = Group {
+            reduce_axes: vec![],
             shape: shape.to_vec(),
             inputs: vec![contiguous(from, &shape), contiguous(mid, &shape)],
             nodes: vec![
@@ -618,6 +589,7 @@ fn constants_are_push_words_of_each_launch() {
     let x = tensor(DType::S32, &shape, 12);
     let wide = as_type(&x, DType::S64).unwrap();
     let group = |c: i64| Group {
+        reduce_axes: vec![],
         shape: shape.to_vec(),
         inputs: vec![contiguous(DType::S32, &shape)],
         nodes: vec![
@@ -637,4 +609,37 @@ fn constants_are_push_words_of_each_launch() {
     // Pipelines are keyed by the group without its constants' values.
     assert_eq!(group(0).kernel_key(), group(-1).kernel_key());
     assert_ne!(group(0), group(-1));
+}
+
+#[test]
+fn a_value_compared_with_itself_keeps_the_signs_of_zero_products() {
+    // x * (x > x) and (x < x) * x: the compare is false whatever x is, so a driver knows
+    // it while compiling; lavapipe then gave 0.0 for negative x where the ops one by one
+    // give -0.0 (generated-kernel fuzz seed 200908416).
+    for dtype in [DType::F32, DType::F64] {
+        let x = tensor(dtype, &[40], 77);
+        for (compare, swap) in [(BinaryOp::Greater, false), (BinaryOp::Less, true)] {
+            let product = if swap {
+                Node::Binary(BinaryOp::Multiply, 1, 0, dtype)
+            } else {
+                Node::Binary(BinaryOp::Multiply, 0, 1, dtype)
+            };
+            let group = Group {
+                reduce_axes: vec![],
+                shape: vec![40],
+                inputs: vec![contiguous(dtype, &[40])],
+                nodes: vec![
+                    Node::Input(0),
+                    Node::Binary(compare, 0, 0, DType::U8),
+                    product,
+                ],
+                outputs: vec![2],
+            };
+            let got = codegen::run(&group, &[&x]).unwrap();
+            let mask = binary(compare, &x, &x, &[40], DType::U8).unwrap();
+            let (l, r) = if swap { (&mask, &x) } else { (&x, &mask) };
+            let want = binary(BinaryOp::Multiply, l, r, &[40], dtype).unwrap();
+            assert_same(&format!("{compare:?} in {dtype:?}"), dtype, &got[0], &want);
+        }
+    }
 }

@@ -358,6 +358,7 @@ fn an_instruction_with_two_results() {
     use nx_vulkan::codegen::{self, Group, Node, View};
     let f = DType::F32;
     let group = Group {
+        reduce_axes: vec![],
         shape: vec![6],
         inputs: vec![View {
             dtype: f,

@@ -45,19 +45,21 @@ struct Callee {
     args: Vec<Word>,
 }
 
-struct Emitter<'l> {
-    b: Builder,
+pub(super) struct Emitter<'l> {
+    pub(super) b: Builder,
     library: &'l Library,
-    uint: Word,
+    pub(super) uint: Word,
     int: Word,
     /// The class and its type.
     class: Compute,
-    t: Word,
+    pub(super) t: Word,
     main_id: Word,
     /// The library functions the kernel calls, specialised (`specialized`), by name.
-    specialized: HashMap<String, Function>,
+    pub(super) specialized: HashMap<String, Function>,
     /// Their parameter variables, by the same names.
     callees: HashMap<String, Callee>,
+    /// A zero that the driver cannot know ahead of the launch (`opaque`).
+    opaque_zero: Option<Word>,
 }
 
 impl<'l> Emitter<'l> {
@@ -86,10 +88,11 @@ impl<'l> Emitter<'l> {
             main_id,
             specialized,
             callees: HashMap::new(),
+            opaque_zero: None,
         })
     }
 
-    fn u32(&mut self, v: u32) -> Word {
+    pub(super) fn u32(&mut self, v: u32) -> Word {
         let uint = self.uint;
         self.b.constant_bit32(uint, v)
     }
@@ -108,7 +111,7 @@ impl<'l> Emitter<'l> {
 
     /// Calls the library function `name` (declared by `main`) with `values`, each stored
     /// to its parameter's variable first.
-    fn call(&mut self, name: &str, values: &[Word]) -> Result<Word> {
+    pub(super) fn call(&mut self, name: &str, values: &[Word]) -> Result<Word> {
         let callee = &self.callees[name];
         for (&var, &v) in callee.args.iter().zip(values) {
             self.b.store(var, v, None, [])?;
@@ -134,6 +137,8 @@ impl<'l> Emitter<'l> {
                 self.callees.insert(name, callee);
             }
         }
+        // (Function variables belong at the start of the first block.)
+        let accumulators = self.accumulators(group)?;
 
         // The first element and the grid's stride: global_index() and global_threads().
         let (global_id, num_groups) = (self.library.global_id, self.library.num_groups);
@@ -148,14 +153,26 @@ impl<'l> Emitter<'l> {
         let y_part = self.b.i_mul(uint, None, gy, row)?;
         let start = self.b.i_add(uint, None, gx, y_part)?;
         let stride = self.b.i_mul(uint, None, row, ny)?;
-        let n = crate::tensor::numel(&group.shape).unwrap_or(0) as u32;
+        // One point per element, or per output point of a reduction.
+        let n = crate::tensor::numel(&group.kept_shape()).unwrap_or(0) as u32;
         let n = self.u32(n);
+
+        // The push block's count (`n`, below 2^31) shifted right by 31: zero, but not to a
+        // driver compiling the kernel (see `opaque`).
+        let push_uint = self.b.type_pointer(None, StorageClass::PushConstant, uint);
+        let member = self.b.constant_bit32(self.int, 1);
+        let count_ptr = self
+            .b
+            .access_chain(push_uint, None, self.library.push, [member])?;
+        let count = self.b.load(uint, None, count_ptr, None, [])?;
+        let shift = self.u32(31);
+        self.opaque_zero = Some(self.b.shift_right_logical(uint, None, count, shift)?);
 
         // The constants, from their push words (`Group::constant_words`), read once.
         let push_uint = self.b.type_pointer(None, StorageClass::PushConstant, uint);
-        let mut constants = Vec::new();
+        let mut constants = HashMap::new();
         let mut word = 0u32;
-        for node in &group.nodes {
+        for (j, node) in group.nodes.iter().enumerate() {
             if let Node::Constant(..) = node {
                 let mut read = |e: &mut Self| -> Result<Word> {
                     let member = e.b.constant_bit32(e.int, 2);
@@ -176,10 +193,9 @@ impl<'l> Emitter<'l> {
                 } else {
                     self.b.bitcast(t, None, low)?
                 };
-                constants.push(value);
+                constants.insert(j, value);
             }
         }
-        let mut constants = constants.into_iter();
 
         // Tensor addresses, read once.
         let mut addrs = Vec::new();
@@ -205,52 +221,10 @@ impl<'l> Emitter<'l> {
         self.b.branch_conditional(more, body, merge, [])?;
 
         self.b.begin_block(Some(body))?;
-        let mut values: Vec<Word> = Vec::with_capacity(group.nodes.len());
-        for node in &group.nodes {
-            let v = match *node {
-                Node::Input(k) => {
-                    let view = &group.inputs[k];
-                    let index = self.index(i, &group.shape, &view.strides, view.offset)?;
-                    let ty = self.u32(view.dtype.code());
-                    self.call(
-                        &format!("load_{}", view.dtype.code()),
-                        &[addrs[k], ty, index],
-                    )?
-                }
-                Node::Unary(op, a, _) => {
-                    let name = unary_function(op);
-                    let code = self.u32(code_of(&name));
-                    let bits = self.u32(type_bits(group.dtype(a)));
-                    self.call(&name, &[code, values[a], bits])?
-                }
-                Node::Binary(op, a, b, _) => {
-                    let code = self.u32(op as u32);
-                    self.call(
-                        &format!("binary_{}", op as u32),
-                        &[code, values[a], values[b]],
-                    )?
-                }
-                Node::Constant(..) => constants.next().expect("one value per constant"),
-                Node::Select(p, a, b, _) => {
-                    // The predicate holds 0 to 255 (a u8 loaded into the class): compared
-                    // with zero, it picks one value, moved as it is.
-                    let zero = self.constant(0, DType::U8);
-                    let picks_true = if matches!(self.class, Compute::F32 | Compute::F64) {
-                        self.b.f_ord_not_equal(bool_t, None, values[p], zero)?
-                    } else {
-                        self.b.i_not_equal(bool_t, None, values[p], zero)?
-                    };
-                    let t = self.t;
-                    self.b.select(t, None, picks_true, values[a], values[b])?
-                }
-            };
-            values.push(v);
-        }
-        for (j, &o) in group.outputs.iter().enumerate() {
-            let ty = group.dtype(o).code();
-            let code = self.u32(ty);
-            let store = format!("store_{ty}");
-            self.call(&store, &[addrs[group.inputs.len() + j], code, i, values[o]])?;
+        if group.reduce_axes.is_empty() {
+            self.element_point(group, i, &addrs, &constants)?;
+        } else {
+            self.output_point(group, i, &addrs, &constants, &accumulators)?;
         }
         self.b.branch(cont)?;
 
@@ -279,6 +253,133 @@ impl<'l> Emitter<'l> {
         Ok(())
     }
 
+    /// The body of an element-wise group at domain index `i`: every node, then the
+    /// stores.
+    fn element_point(
+        &mut self,
+        group: &Group,
+        i: Word,
+        addrs: &[Word],
+        constants: &HashMap<usize, Word>,
+    ) -> Result<()> {
+        let mut values = constants.clone();
+        for j in 0..group.nodes.len() {
+            let index = match group.nodes[j] {
+                Node::Input(k) => {
+                    let view = &group.inputs[k];
+                    Some(self.index(i, &group.shape, &view.strides, view.offset)?)
+                }
+                _ => None,
+            };
+            if !values.contains_key(&j) {
+                let v = self.node_value(group, j, &values, addrs, index)?;
+                values.insert(j, v);
+            }
+        }
+        for (j, &o) in group.outputs.iter().enumerate() {
+            self.store(group, o, addrs[group.inputs.len() + j], i, values[&o])?;
+        }
+        Ok(())
+    }
+
+    /// Stores `value`, node `o`'s, as its type at element `index` of the tensor at `addr`.
+    pub(super) fn store(
+        &mut self,
+        group: &Group,
+        o: usize,
+        addr: Word,
+        index: Word,
+        value: Word,
+    ) -> Result<()> {
+        let ty = group.dtype(o).code();
+        let code = self.u32(ty);
+        self.call(&format!("store_{ty}"), &[addr, code, index, value])?;
+        Ok(())
+    }
+
+    /// The value of node `j` (not a constant or a reduction), whose operands are in
+    /// `values`; an input's from element `index` of its tensor.
+    pub(super) fn node_value(
+        &mut self,
+        group: &Group,
+        j: usize,
+        values: &HashMap<usize, Word>,
+        addrs: &[Word],
+        index: Option<Word>,
+    ) -> Result<Word> {
+        let bool_t = self.b.type_bool();
+        Ok(match group.nodes[j] {
+            Node::Input(k) => {
+                let view = &group.inputs[k];
+                let ty = self.u32(view.dtype.code());
+                let index = index.expect("an input's index");
+                self.call(
+                    &format!("load_{}", view.dtype.code()),
+                    &[addrs[k], ty, index],
+                )?
+            }
+            Node::Unary(op, a, _) => {
+                let name = unary_function(op);
+                let code = self.u32(code_of(&name));
+                let bits = self.u32(type_bits(group.dtype(a)));
+                self.call(&name, &[code, values[&a], bits])?
+            }
+            Node::Binary(op, a, b, _) => {
+                let code = self.u32(op as u32);
+                let v = self.call(
+                    &format!("binary_{}", op as u32),
+                    &[code, values[&a], values[&b]],
+                )?;
+                if op.is_predicate() {
+                    self.opaque(v)?
+                } else {
+                    v
+                }
+            }
+            Node::Select(p, a, b, _) => {
+                // The predicate holds 0 to 255 (a u8 loaded into the class): compared
+                // with zero, it picks one value, moved as it is.
+                let zero = self.constant(0, DType::U8);
+                let picks_true = if matches!(self.class, Compute::F32 | Compute::F64) {
+                    self.b.f_ord_not_equal(bool_t, None, values[&p], zero)?
+                } else {
+                    self.b.i_not_equal(bool_t, None, values[&p], zero)?
+                };
+                let t = self.t;
+                self.b.select(t, None, picks_true, values[&a], values[&b])?
+            }
+            Node::Constant(..) | Node::Reduce(..) => {
+                return Err(Error::Vulkan(format!(
+                    "node {j} is not computed at a point"
+                )))
+            }
+        })
+    }
+
+    /// `v`, a comparison's 0 or 1 in a float class, hidden from the driver's constant
+    /// folding. A compare of a value with itself (`x > x`) is known at compile time, and
+    /// lavapipe then folded `x * 0.0` to 0.0 for negative x (the fused ops' result feeds
+    /// the multiply in registers; one op's kernel multiplies a loaded value, -0.0). OR-ing
+    /// a zero the driver cannot know keeps the value and the IEEE product.
+    fn opaque(&mut self, v: Word) -> Result<Word> {
+        if !matches!(self.class, Compute::F32 | Compute::F64) {
+            return Ok(v);
+        }
+        let zero = self.opaque_zero.expect("main reads the opaque zero first");
+        let (uint, t) = (self.uint, self.t);
+        if self.class == Compute::F64 {
+            let u64_t = self.b.type_int(64, 0);
+            let wide = self.b.u_convert(u64_t, None, zero)?;
+            let bits = self.b.bitcast(u64_t, None, v)?;
+            let kept = self.b.bitwise_or(u64_t, None, bits, wide)?;
+            Ok(self.b.bitcast(t, None, kept)?)
+        } else {
+            let bits = self.b.bitcast(uint, None, v)?;
+            let kept = self.b.bitwise_or(uint, None, bits, zero)?;
+            Ok(self.b.bitcast(t, None, kept)?)
+        }
+    }
+
     /// A number stored as `dtype` (its little-endian `bits`), as a literal of the class
     /// (`constant_bits`).
     fn constant(&mut self, bits: u64, dtype: DType) -> Word {
@@ -292,7 +393,7 @@ impl<'l> Emitter<'l> {
     }
 
     /// The label of the block being built.
-    fn current_label(&self) -> Word {
+    pub(super) fn current_label(&self) -> Word {
         let m = self.b.module_ref();
         let f = self.b.selected_function().expect("in main");
         let blk = self.b.selected_block().expect("in a block");
@@ -412,6 +513,10 @@ fn specialized(
         if functions.contains_key(&name) {
             continue;
         }
+        if super::reduction::LIBRARY.contains(&name.as_str()) {
+            functions.insert(name.clone(), library.function(&name)?.clone());
+            continue;
+        }
         let (generic_name, param) = generic(&name);
         let f = library.function(generic_name)?.clone();
         let value = code_of(&name);
@@ -447,9 +552,12 @@ fn callees(group: &Group) -> Vec<String> {
             Node::Input(k) => Some(format!("load_{}", group.inputs[k].dtype.code())),
             Node::Unary(op, _, _) => Some(unary_function(op)),
             Node::Binary(op, _, _, _) => Some(format!("binary_{}", op as u32)),
-            Node::Constant(..) | Node::Select(..) => None,
+            Node::Constant(..) | Node::Select(..) | Node::Reduce(..) => None,
         })
         .collect();
+    if group.nodes.iter().any(|n| matches!(n, Node::Reduce(..))) {
+        names.extend(super::reduction::LIBRARY.iter().map(|f| f.to_string()));
+    }
     names.extend(
         group
             .outputs

@@ -16,12 +16,16 @@ use crate::dtype::{Compute, DType};
 use crate::error::Result;
 use crate::kernels::Kernel;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::reduce::ReduceOp;
 use crate::tensor::numel;
 
 /// Most inputs plus outputs of a group: one address each in the push constants.
 pub const MAX_BUFFERS: usize = 12;
 /// Most nodes of a group.
 pub const MAX_NODES: usize = 128;
+/// Most elements one output point of a reduction folds: each is folded by one
+/// invocation, in order (longer rows go to the reduction kernels).
+pub const MAX_REDUCED: usize = 1 << 16;
 /// Most push words a group's constants take (one each in a 32-bit class, two in a 64-bit
 /// one): they travel with each launch (shaders/codegen/lib.comp's `words`), so that one
 /// pipeline serves every value and no driver folds a constant into the ops around it.
@@ -52,13 +56,36 @@ pub enum Node {
     /// `select(pred, on_true, on_false)`: the second node where the first (u8) is not 0,
     /// else the third, of this type.
     Select(usize, usize, usize, DType),
+    /// A sum, product, max or min of an earlier node over the group's reduced axes, of
+    /// this type: one value per output point (see [`Group::reduce_axes`]).
+    Reduce(ReduceOp, usize, DType),
 }
 
-/// A generated element-wise kernel: inputs, nodes in order, and the nodes stored as
-/// outputs, each a contiguous tensor of the domain's shape.
+impl Node {
+    /// The earlier nodes this one reads.
+    pub fn operands(&self) -> Vec<usize> {
+        match *self {
+            Node::Unary(_, a, _) | Node::Reduce(_, a, _) => vec![a],
+            Node::Binary(_, a, b, _) => vec![a, b],
+            Node::Select(p, a, b, _) => vec![p, a, b],
+            Node::Input(_) | Node::Constant(..) => vec![],
+        }
+    }
+}
+
+/// A generated kernel: inputs, nodes in order, and the nodes stored as outputs.
+///
+/// Without `reduce_axes` every node has a value at each point of the domain `shape`,
+/// and each output is a contiguous tensor of that shape. With them (sorted axes of the
+/// domain), the group has `Reduce` nodes, which fold those axes: they and the nodes that
+/// read only them and constants have one value per output point (the domain without
+/// the reduced axes; [`Group::per_output`]), and an output of such a node is a
+/// contiguous tensor of the kept axes' shape. One invocation computes each output point,
+/// folding in order.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Group {
     pub shape: Vec<usize>,
+    pub reduce_axes: Vec<usize>,
     pub inputs: Vec<View>,
     pub nodes: Vec<Node>,
     pub outputs: Vec<usize>,
@@ -100,8 +127,96 @@ impl Group {
             Node::Unary(_, _, t)
             | Node::Binary(_, _, _, t)
             | Node::Constant(_, t)
-            | Node::Select(_, _, _, t) => t,
+            | Node::Select(_, _, _, t)
+            | Node::Reduce(_, _, t) => t,
         }
+    }
+
+    /// Which nodes have one value per output point rather than one per element: the
+    /// reductions, constants, and nodes that read only such nodes.
+    pub fn per_output(&self) -> Vec<bool> {
+        let mut per = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let p = match node {
+                Node::Input(_) => false,
+                Node::Constant(..) | Node::Reduce(..) => true,
+                n => n
+                    .operands()
+                    .iter()
+                    .all(|&j| per.get(j).copied().unwrap_or(false)),
+            };
+            per.push(p);
+        }
+        per
+    }
+
+    /// The shape of an output point: the domain without the reduced axes.
+    pub fn kept_shape(&self) -> Vec<usize> {
+        (0..self.shape.len())
+            .filter(|a| !self.reduce_axes.contains(a))
+            .map(|a| self.shape[a])
+            .collect()
+    }
+
+    /// The shape of output `j`'s tensor: the kept shape for a per-output-point node of a
+    /// reduction, the domain otherwise.
+    pub fn output_shape(&self, j: usize) -> Vec<usize> {
+        if !self.reduce_axes.is_empty() && self.per_output()[self.outputs[j]] {
+            self.kept_shape()
+        } else {
+            self.shape.clone()
+        }
+    }
+
+    /// Checks the reduced axes and the reductions' places: sorted axes of the domain,
+    /// folding at most [`MAX_REDUCED`] elements per point, and reductions (of values that
+    /// vary along them) exactly where there are reduced axes.
+    fn check_reduction(&self) -> Result<()> {
+        let rank = self.shape.len();
+        let sorted = self.reduce_axes.windows(2).all(|w| w[0] < w[1]);
+        if !sorted || self.reduce_axes.iter().any(|&a| a >= rank) {
+            return Err(crate::invalid!(
+                "reduced axes {:?} are not sorted axes of a domain of rank {rank}",
+                self.reduce_axes
+            ));
+        }
+        let folded: usize = self.reduce_axes.iter().map(|&a| self.shape[a]).product();
+        let reductions = self
+            .nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Reduce(..)))
+            .count();
+        if self.reduce_axes.is_empty() {
+            return match reductions {
+                0 => Ok(()),
+                _ => Err(crate::invalid!(
+                    "a group with reductions needs the axes they reduce"
+                )),
+            };
+        }
+        if reductions == 0 {
+            return Err(crate::invalid!(
+                "a group reducing axes {:?} has no reduction",
+                self.reduce_axes
+            ));
+        }
+        if folded == 0 || folded > MAX_REDUCED {
+            return Err(crate::unsupported!(
+                "a generated reduction folds 1 to {MAX_REDUCED} elements per point, not \
+                 {folded}"
+            ));
+        }
+        let per = self.per_output();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Node::Reduce(_, a, _) = *node {
+                if a < i && per[a] {
+                    return Err(crate::unsupported!(
+                        "node {i} reduces node {a}, which has one value per output point"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The class every node computes in, if the group computes what its ops unfused do
@@ -126,6 +241,7 @@ impl Group {
                 "a generated kernel covers at most 2^31 - 1 elements, not {n}"
             ));
         }
+        self.check_reduction()?;
         for (k, v) in self.inputs.iter().enumerate() {
             if v.strides.len() != self.shape.len() {
                 return Err(crate::invalid!(
@@ -149,14 +265,8 @@ impl Group {
         let mut read = vec![false; self.nodes.len()];
         let last = self.nodes.len() - 1;
         for node in &self.nodes {
-            let operands: &[usize] = match node {
-                Node::Unary(_, a, _) => &[*a],
-                Node::Binary(_, a, b, _) => &[*a, *b],
-                Node::Select(p, a, b, _) => &[*p, *a, *b],
-                Node::Input(_) | Node::Constant(..) => &[],
-            };
             // (An operand past the end is reported below.)
-            for &j in operands {
+            for j in node.operands() {
                 read[j.min(last)] = true;
             }
         }
@@ -219,6 +329,27 @@ impl Group {
                         ));
                     }
                     out.compute()
+                }
+                Node::Reduce(op, a, out) => {
+                    earlier(a)?;
+                    // As `ops::reduce::reduce` would fold it: the value, of the class's
+                    // storage type, folded in its class (sums and products in the
+                    // accumulator the library gives the class), the result of that type.
+                    let t = self.dtype(a);
+                    let c = t.compute();
+                    let foldable = matches!(
+                        op,
+                        ReduceOp::Sum | ReduceOp::Product | ReduceOp::Max | ReduceOp::Min
+                    );
+                    if !foldable || t != c.storage() || out != t {
+                        return Err(crate::unsupported!(
+                            "node {i} folds {} into {} by {op:?}: generated reductions fold \
+                             sums, products, maxima and minima of their class's type into it",
+                            t.name(),
+                            out.name()
+                        ));
+                    }
+                    c
                 }
                 Node::Binary(op, a, b, out) => {
                     earlier(a)?;

@@ -11,6 +11,7 @@
 mod emit;
 pub mod ir;
 mod library;
+mod reduction;
 mod specialize;
 
 pub use ir::{Group, Node, View};
@@ -116,7 +117,8 @@ fn fnv(words: &[u32]) -> u32 {
 }
 
 /// Runs `group` on `inputs` (one per view, of its type): its outputs, contiguous tensors
-/// of the domain's shape, in order. One launch.
+/// of the domain's shape (or the kept axes' shape, `Group::output_shape`), in order. One
+/// launch.
 pub fn run(group: &Group, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
     let class = group.check()?;
     if inputs.len() != group.inputs.len() {
@@ -129,12 +131,11 @@ pub fn run(group: &Group, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
     for (k, (view, t)) in group.inputs.iter().zip(inputs).enumerate() {
         check_view(k, view, &group.shape, t)?;
     }
-    let outputs = group
-        .outputs
-        .iter()
-        .map(|&o| Tensor::empty(&group.shape, group.dtype(o)))
+    let outputs = (0..group.outputs.len())
+        .map(|j| Tensor::empty(&group.output_shape(j), group.dtype(group.outputs[j])))
         .collect::<Result<Vec<_>>>()?;
-    let n = numel(&group.shape)?;
+    // One invocation per element, or per output point of a reduction.
+    let n = numel(&group.kept_shape())?;
     if n == 0 {
         return Ok(outputs);
     }

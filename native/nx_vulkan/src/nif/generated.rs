@@ -10,13 +10,15 @@ use crate::codegen::{self, Group, Node, View};
 use crate::error::Error;
 use crate::ops::creation::scalar_bytes;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::reduce::ReduceOp;
 
 const OP: &str = "generated";
 
 /// One node: `{"input", k, _, _, type, _}`, `{"constant", _, _, _, type, value}`,
 /// `{"select", pred, on_true, on_false, type, _}`, `{"as_type", a, _, _, type, _}`,
-/// `{unary, a, _, _, type, _}` or `{binary, a, b, _, type, _}` (Nx op names; `type` is
-/// the node's result type).
+/// `{unary, a, _, _, type, _}`, `{binary, a, b, _, type, _}` or `{reduction, a, _, _,
+/// type, _}` (`sum`, `product`, `reduce_max`, `reduce_min` over the group's reduced axes)
+/// (Nx op names; `type` is the node's result type).
 fn node(name: &str, a: usize, b: usize, c: usize, ty: &str, value: &ScalarTerm) -> NifOut<Node> {
     let t = dtype(OP, ty)?;
     Ok(match name {
@@ -36,6 +38,8 @@ fn node(name: &str, a: usize, b: usize, c: usize, ty: &str, value: &ScalarTerm) 
                 Node::Unary(u, a, t)
             } else if let Some(op) = BinaryOp::from_name(name) {
                 Node::Binary(op, a, b, t)
+            } else if let Some(op) = ReduceOp::from_name(name) {
+                Node::Reduce(op, a, t)
             } else {
                 return Err(err(
                     OP,
@@ -49,11 +53,13 @@ fn node(name: &str, a: usize, b: usize, c: usize, ty: &str, value: &ScalarTerm) 
 type NodeTerm = (String, usize, usize, usize, String, ScalarTerm);
 
 twin_nif! {
-    /// Runs a generated element-wise kernel over the domain `shp` on `inputs`, read
-    /// through `views` (`{type, strides, offset}` each): the values of the nodes
-    /// `outputs`, one tensor of the domain's shape each, in one launch.
+    /// Runs a generated kernel over the domain `shp` on `inputs`, read through `views`
+    /// (`{type, strides, offset}` each), its reductions folding `reduce_axes`: the values
+    /// of the nodes `outputs`, one tensor each (of the domain's shape, or of the kept
+    /// axes' for a value per output point), in one launch.
     t_generated_nb / t_generated_dirty => fn t_generated(
         shp: Vec<usize>,
+        reduce_axes: Vec<usize>,
         views: Vec<(String, Vec<isize>, usize)>,
         nodes: Vec<NodeTerm>,
         outputs: Vec<usize>,
@@ -61,6 +67,7 @@ twin_nif! {
     ) -> NifOut<Vec<Ref>> {
         let group = Group {
             shape: shp,
+            reduce_axes,
             inputs: views
                 .iter()
                 .map(|(ty, strides, offset)| {

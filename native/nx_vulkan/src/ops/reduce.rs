@@ -13,7 +13,7 @@ use crate::kernels::Kernel;
 use crate::tensor::Tensor;
 
 /// Reductions, in kernel op-code order (`R_*` in `shaders/reduce/reduce.comp`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum ReduceOp {
     Sum,
     Product,

@@ -5,6 +5,7 @@
 
 use nx_vulkan::{DType, Tensor};
 
+pub mod codegen;
 pub mod complex;
 pub mod complex_math;
 pub mod erf;
