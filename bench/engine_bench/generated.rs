@@ -1,14 +1,17 @@
 //! engine_bench's generated-kernel figures (`--only generated`): an f32 add of 16M
 //! elements by the static kernel and as a generated one-op kernel (the same code, through
 //! the unoptimised library), and a chain of 10 element-wise ops (a comparison and a
-//! select among them) as 10 static launches and as one generated kernel; plus the time to
-//! generate and build a new kernel of 100 nodes.
+//! select among them) as 10 static launches and as one generated kernel; the time to
+//! generate and build a new kernel of 100 nodes; and two reductions with the element-wise
+//! ops around them (a bias gradient's column sums beside the gradient, a classifier's row
+//! max and sum of shifted logits) as the static launches and as one generated kernel.
 
 use super::{burst_seconds, emit, emit_throughput, f32_bytes};
 use nx_vulkan::codegen::{self, Group, Node, View};
 use nx_vulkan::ops::creation::{constant, Scalar};
 use nx_vulkan::ops::elementwise::{binary, unary, BinaryOp, UnaryOp};
 use nx_vulkan::ops::indexing::select;
+use nx_vulkan::ops::reduce::{reduce, ReduceOp};
 use nx_vulkan::{DType, Tensor};
 use std::time::Instant;
 
@@ -145,5 +148,95 @@ pub fn generated(reps: usize, burst: usize) {
         first_ms,
         "ms",
         &format!(",\"emit_us\":{emit_us:.0},\"spirv_words\":{}", words.len()),
+    );
+
+    reductions(reps, burst);
+}
+
+fn view(strides: Vec<isize>) -> View {
+    View {
+        dtype: F,
+        strides,
+        offset: 0,
+    }
+}
+
+/// u = a * b + c (b one row broadcast) and v = sum(u, axis 0), over [65536, 256]; and
+/// m = max(x, row), d = x - m, s = sum(d, row) over [2^20, 10].
+fn reductions(reps: usize, burst: usize) {
+    use BinaryOp::*;
+    let (rows, cols) = (1 << 16, 256);
+    let n = rows * cols;
+    let a = Tensor::from_bytes(&[rows, cols], F, &f32_bytes(n, 5)).unwrap();
+    let b = Tensor::from_bytes(&[cols], F, &f32_bytes(cols, 6)).unwrap();
+    let c = Tensor::from_bytes(&[rows, cols], F, &f32_bytes(n, 7)).unwrap();
+    let shape = [rows, cols];
+    let t = burst_seconds(reps, burst, &|| {
+        let ab = binary(Multiply, &a, &b, &shape, F).unwrap();
+        let u = binary(Add, &ab, &c, &shape, F).unwrap();
+        reduce(ReduceOp::Sum, &u, Some(&[0]), false, F).unwrap()
+    });
+    let size = format!("{rows}x{cols}");
+    emit("bias_grad_static", &size, t * 1e6, "us", ",\"launches\":4");
+    let group = Group {
+        shape: shape.to_vec(),
+        reduce_axes: vec![0],
+        inputs: vec![
+            view(vec![cols as isize, 1]),
+            view(vec![0, 1]),
+            view(vec![cols as isize, 1]),
+        ],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(Multiply, 0, 1, F),
+            Node::Input(2),
+            Node::Binary(Add, 2, 3, F),
+            Node::Reduce(ReduceOp::Sum, 4, F),
+        ],
+        outputs: vec![4, 5],
+    };
+    let t = burst_seconds(reps, burst, &|| {
+        codegen::run(&group, &[&a, &b, &c]).unwrap().remove(1)
+    });
+    emit(
+        "bias_grad_generated",
+        &size,
+        t * 1e6,
+        "us",
+        ",\"launches\":1",
+    );
+
+    let (rows, cols) = (1 << 20, 10);
+    let shape = [rows, cols];
+    let x = Tensor::from_bytes(&shape, F, &f32_bytes(rows * cols, 8)).unwrap();
+    let t = burst_seconds(reps, burst, &|| {
+        let m = reduce(ReduceOp::Max, &x, Some(&[1]), true, F).unwrap();
+        let d = binary(Subtract, &x, &m, &shape, F).unwrap();
+        reduce(ReduceOp::Sum, &d, Some(&[1]), false, F).unwrap()
+    });
+    let size = format!("{rows}x{cols}");
+    emit("logit_rows_static", &size, t * 1e6, "us", ",\"launches\":3");
+    let group = Group {
+        shape: shape.to_vec(),
+        reduce_axes: vec![1],
+        inputs: vec![view(vec![cols as isize, 1])],
+        nodes: vec![
+            Node::Input(0),
+            Node::Reduce(ReduceOp::Max, 0, F),
+            Node::Binary(Subtract, 0, 1, F),
+            Node::Reduce(ReduceOp::Sum, 2, F),
+        ],
+        outputs: vec![2, 3],
+    };
+    let t = burst_seconds(reps, burst, &|| {
+        codegen::run(&group, &[&x]).unwrap().remove(1)
+    });
+    emit(
+        "logit_rows_generated",
+        &size,
+        t * 1e6,
+        "us",
+        ",\"launches\":1",
     );
 }

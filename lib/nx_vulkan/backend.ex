@@ -32,92 +32,16 @@ defmodule Nx.Vulkan.Backend do
   alias Nx.Vulkan.Backend.Fallback
   alias Nx.Vulkan.Backend.ReduceFun
   alias Nx.Vulkan.Backend.Checks
+  alias Nx.Vulkan.Backend.Blocks
 
   @not_one_op "the function is not one add/multiply/max/min/logical_and/logical_or of its arguments"
 
-  ## Helpers
+  ## Helpers (Nx.Vulkan.Backend.Call: one native call per op, its errors and fallback)
 
-  # Every op passes its output type's name: one clause per type, no string building.
+  import Nx.Vulkan.Backend.Call, except: [type_name: 1]
+
   @doc false
-  def type_name({:f8_e4m3fn, 8}), do: "f8_e4m3fn"
-
-  for {kind, sizes} <- [u: [2, 4, 8, 16, 32, 64], s: [2, 4, 8, 16, 32, 64], f: [8, 16, 32, 64], bf: [16], c: [64, 128]],
-      size <- sizes do
-    def type_name({unquote(kind), unquote(size)}), do: unquote("#{kind}#{size}")
-  end
-
-  def type_name({kind, size}), do: "#{kind}#{size}"
-
-  defp shape_list(%T{shape: shape}), do: Tuple.to_list(shape)
-
-  defp wrap(%T{} = out, ref), do: %{out | data: %Handle{ref: ref}}
-
-  defp wrap(out, refs) when is_tuple(out),
-    do: out |> Tuple.to_list() |> Enum.zip_with(refs, &wrap/2) |> List.to_tuple()
-
-  # The device reference of a tensor argument; tensors of other backends are uploaded.
-  defp ref!(%T{data: %Handle{ref: ref}}), do: ref
-
-  defp ref!(%T{} = t) do
-    case upload(Nx.to_binary(t), shape_list(t), type_name(t.type)) do
-      {:ok, ref} -> ref
-      {:error, {:unsupported, msg}} -> throw({:nx_vulkan_unsupported, msg})
-      {:error, {kind, msg}} -> raise error_module(kind), msg
-    end
-  end
-
-  # Sub-byte types (u2, u4, s2, s4) arrive as bitstrings: padded to whole bytes here, the
-  # engine unpacks them (one byte per element on the device).
-  defp upload(data, shape, type) when is_binary(data), do: Native.t_from_binary(data, shape, type)
-
-  defp upload(data, shape, type) when is_bitstring(data) do
-    pad = 8 - rem(bit_size(data), 8)
-    Native.t_from_binary(<<data::bitstring, 0::size(pad)>>, shape, type)
-  end
-
-  defp error_module(:invalid_argument), do: ArgumentError
-  defp error_module(:arithmetic), do: ArithmeticError
-  defp error_module(_), do: RuntimeError
-
-  # The input tensors of a call (args without the output template), as `f32{2, 3}`.
-  defp describe([_out | args]) do
-    args
-    |> Enum.flat_map(fn
-      %T{shape: s, type: t} -> ["#{type_name(t)}#{Kernel.inspect(s)}"]
-      _ -> []
-    end)
-    |> Enum.join(", ")
-  end
-
-  # Runs one native call producing `out`; an :unsupported answer (or an argument that
-  # cannot live on the device) goes to `unsupported` (by default the counted host
-  # fallback).
-  defp run(op, args, out, fun, unsupported \\ nil) do
-    result =
-      try do
-        fun.()
-      catch
-        {:nx_vulkan_unsupported, msg} -> {:error, {:unsupported, msg}}
-      end
-
-    case result do
-      {:ok, ref} ->
-        wrap(out, ref)
-
-      {:error, {:unsupported, msg}} when unsupported != nil ->
-        unsupported.(msg)
-
-      {:error, {:unsupported, msg}} ->
-        Fallback.call(op, args, msg)
-
-      # Nx's own arithmetic errors keep Nx's message, as BinaryBackend raises them.
-      {:error, {:arithmetic, msg}} ->
-        raise ArithmeticError, msg
-
-      {:error, {kind, msg}} ->
-        raise error_module(kind), "Nx.Vulkan.Backend.#{op}(#{describe(args)}): #{msg}"
-    end
-  end
+  defdelegate type_name(type), to: Nx.Vulkan.Backend.Call
 
   ## Backend lifecycle and data movement
 
@@ -206,58 +130,12 @@ defmodule Nx.Vulkan.Backend do
     raise ArgumentError, "Nx.Vulkan.Backend does not support from_pointer/5: Vulkan memory has no portable pointer"
   end
 
-  # A fusion group of Nx.Vulkan.Compiler: one kernel. Where the engine has none for it
-  # (an f64 program on a device without f64) the block's default function runs the ops
-  # one by one, each as a callback of this backend.
+  # Nx.Vulkan.Compiler's fusion groups and generated kernels: one launch each
+  # (Nx.Vulkan.Backend.Blocks); any other block runs its default function.
   @impl true
-  def block(%Nx.Vulkan.Fused{} = f, %T{} = out, args, fun) do
-    fused = fn ->
-      refs = Enum.map(args, &ref!/1)
-
-      with {:ok, ref} <- Native.t_fused(type_name(f.type), f.shape, f.row_axes, f.per_row, f.slots, refs),
-           do: Native.t_reshape(ref, shape_list(out))
-    end
-
-    run(:block, [out | args], out, fused, fn _msg -> apply(fun, [f | args]) end)
-  end
-
-  # A generated kernel's group of Nx.Vulkan.Compiler: one launch, one tensor or a tuple
-  # of them. Where the engine does not generate it, the block's default function runs the
-  # ops one by one, each as a callback of this backend.
-  def block(%Nx.Vulkan.Generated{} = g, out, args, fun) do
-    generated = fn ->
-      refs = Enum.map(args, &ref!/1)
-      views = Enum.map(g.views, fn {type, strides, offset} -> {type_name(type), strides, offset} end)
-      nodes = Enum.map(g.nodes, fn {name, a, b, c, type, v} -> {name, a, b, c, type_name(type), v} end)
-
-      case Native.t_generated(g.shape, g.reduce_axes, views, nodes, g.outputs, refs) do
-        {:ok, refs} when g.reduce_axes != [] -> reshaped(refs, out)
-        {:ok, [ref]} when is_struct(out, T) -> {:ok, ref}
-        other -> other
-      end
-    end
-
-    run(:block, [out | args], out, generated, fn _msg -> apply(fun, [g | args]) end)
-  end
-
+  def block(%Nx.Vulkan.Fused{} = f, %T{} = out, args, fun), do: Blocks.fused(f, out, args, fun)
+  def block(%Nx.Vulkan.Generated{} = g, out, args, fun), do: Blocks.generated(g, out, args, fun)
   def block(struct, _output, args, fun), do: apply(fun, [struct | args])
-
-  # A generated reduction's outputs in the shapes of the block's (the engine gives a
-  # reduction's without its folded axes; the bytes are the same).
-  defp reshaped(refs, out) do
-    outs = if is_struct(out, T), do: [out], else: Tuple.to_list(out)
-
-    Enum.zip_with(refs, outs, fn ref, t -> Native.t_reshape(ref, shape_list(t)) end)
-    |> Enum.reduce_while({:ok, []}, fn
-      {:ok, ref}, {:ok, acc} -> {:cont, {:ok, [ref | acc]}}
-      error, _ -> {:halt, error}
-    end)
-    |> case do
-      {:ok, [ref]} when is_struct(out, T) -> {:ok, ref}
-      {:ok, refs} -> {:ok, Enum.reverse(refs)}
-      error -> error
-    end
-  end
 
   ## Creation
 
