@@ -38,8 +38,9 @@ defmodule Nx.Vulkan.Generated do
   defstruct [:shape, :views, :nodes, :outputs, reads: [], reduce_axes: [], output_shapes: nil]
 
   # The ops a generated kernel runs (those whose kernels are the plain unary and binary
-  # ones: the math library's functions, pow and atan2 are not generated yet).
-  @unary ~w(negate abs sign ceil floor round sqrt is_nan is_infinity bitwise_not)
+  # ones, and the math library's exp; its other functions, pow and atan2 are not
+  # generated yet).
+  @unary ~w(negate abs sign ceil floor round sqrt exp is_nan is_infinity bitwise_not)
   # (Shifts stay out: the backend raises on a negative shift amount before launching.)
   @binary ~w(add subtract multiply divide remainder quotient min max equal not_equal greater
              less greater_equal less_equal logical_and logical_or logical_xor bitwise_and
@@ -74,13 +75,21 @@ defmodule Nx.Vulkan.Generated do
     results =
       case g.output_shapes do
         nil -> Enum.map(outputs, &elem(values, &1))
-        shapes -> Enum.zip_with(outputs, shapes, &Nx.reshape(elem(values, &1), &2))
+        shapes -> Enum.zip_with(outputs, shapes, &shaped(elem(values, &1), &2))
       end
 
     case results do
       [result] -> result
       results -> List.to_tuple(results)
     end
+  end
+
+  # An output in its block's shape: a reduction's without its kept axes, a value of
+  # inputs that broadcast to the domain spread over it.
+  defp shaped(%Nx.Tensor{shape: shape} = t, shape), do: t
+
+  defp shaped(t, shape) do
+    if Nx.size(t) == Tuple.product(shape), do: Nx.reshape(t, shape), else: Nx.broadcast(t, shape)
   end
 
   defp read({:transpose, axes}, t), do: Nx.transpose(t, axes: axes)

@@ -1,4 +1,6 @@
 #version 460
+// (the f64 library's [[dont_unroll]], in every class's module that includes it)
+#extension GL_EXT_control_flow_attributes : enable
 // The function library of generated kernels (native/nx_vulkan/src/codegen): the typed
 // loads and stores of types.glsl and the element-wise ops of the static kernels, in one
 // compute type T per module, compiled unoptimised so that each stays a function the
@@ -50,6 +52,39 @@ layout(push_constant) uniform Params {
 
 layout(constant_id = 0) const uint KEEP = 0u;
 
+// The math library's functions, as the unary kernels run them (build/variants.rs
+// F64_MATH): for the f64 class the f64 library's; for f32 on devices with f64
+// (EXACT_VIA_F64) math32x.glsl's in double, rounded once for the output type, exp first
+// through exp32.glsl's fast path in `math_exp_fast` (`ops::exp_fast_path`). Each kernel
+// that calls one calls `math_init` (or `math_init_fast`) at the start of main in every
+// invocation: dd_one, and the tables the workgroup shares. Only exp so far.
+#if defined(CT_F64) || defined(EXACT_VIA_F64)
+#include "../common/math64.glsl"
+#endif
+#if defined(EXACT_VIA_F64)
+#include "../common/math32x.glsl"
+#include "../common/exp32.glsl"
+T math_exp(T x, uint out_ty) { return f32_for_store(f32x_exp(f32_widen(x)), out_ty); }
+T math_exp_fast(T x, uint out_ty) {
+    float y;
+    [[dont_flatten]] if (out_ty == TY_F32 && exp32_fast(x, y)) return y;
+    return math_exp(x, out_ty);
+}
+void math_init() {
+    dd_one = double(min(pc.n, 1u));
+    f32x_exp_init();
+}
+void math_init_fast() {
+    math_init();
+    exp32_init(float(min(pc.n, 1u)));
+}
+#elif defined(CT_F64)
+T math_exp(T x, uint out_ty) { return f64_exp(x); }
+T math_exp_fast(T x, uint out_ty) { return f64_exp(x); }
+void math_init() { dd_one = double(min(pc.n, 1u)); }
+void math_init_fast() { math_init(); }
+#endif
+
 // One function per op and per element type, each calling the generic one with a
 // constant: drivers compile callees first, so each folds its switch once, and a kernel
 // of many ops inlines small functions (calling `binary_apply` itself, a 100-op kernel took
@@ -91,6 +126,12 @@ void main() {
         ACC acc = acc_combine(pc.words[6], acc_identity(pc.words[6]), acc_load(a));
         store_elem(pc.addr[6], pc.words[2], i, acc_store(acc));
         store_elem(pc.addr[7], pc.words[2], i, combine(pc.words[6], identity_of(pc.words[6]), b));
+#if defined(CT_F64) || defined(EXACT_VIA_F64)
+        math_init();
+        math_init_fast();
+        store_elem(pc.addr[8], pc.words[2], i, math_exp(a, pc.words[2]));
+        store_elem(pc.addr[9], pc.words[2], i, math_exp_fast(b, pc.words[2]));
+#endif
 #if defined(CT_I64)
         store_elem(pc.addr[4], pc.words[2], i, big_apply(pc.words[3], a, b, pc.n == 1u, pc.n == 2u));
 #endif

@@ -29,7 +29,7 @@ defmodule Nx.Vulkan.Compiler.Fusion do
   @small_domain 65_536
 
   # Ops that generated kernels run too (Nx.Vulkan.Compiler.Generation).
-  @generatable ~w(input constant negate abs sqrt add subtract multiply divide max min sum reduce_max reduce_min)
+  @generatable ~w(input constant negate abs sqrt exp add subtract multiply divide max min sum reduce_max reduce_min)
 
   @doc false
   # The expression with its fusion groups replaced by `Nx.block/4` nodes. With

@@ -250,7 +250,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
         with false <- Map.has_key?(group.members, id) or MapSet.member?(assigned, id),
              false <- MapSet.member?(group.downstream, id),
-             true <- in_domain?(arg, group),
+             {:ok, group} <- placed(arg, group),
              true <- member?(arg, group.type),
              {:ok, group} <- join(group, arg, graph),
              true <- within_limits?(program(group)) do
@@ -263,15 +263,22 @@ defmodule Nx.Vulkan.Compiler.Generation do
     if candidate, do: absorb(candidate, graph, assigned), else: group
   end
 
-  # Whether `arg` has a value at each point of the group's domain, or is a reduction of
-  # the group's axes that keeps them (one value per output point, which the members of
-  # the domain read as Nx broadcasts it: along the folded axes).
-  defp in_domain?(%T{data: %Expr{op: op, args: [x, opts]}}, %{reduce_axes: [_ | _] = axes} = group)
-       when op in @reductions,
-       do: x.shape == group.shape and opts[:keep_axes] == true and reduced_axes(x, opts) == axes
+  # The group with `arg` placed in it, where `arg` has a value at each point of the
+  # domain, or is a reduction that keeps its axes (one value per output point, which the
+  # members of the domain read as Nx broadcasts it: along the folded axes) of the
+  # group's folded axes. The first such reduction in a group of element-wise ops (a
+  # softmax's sum, read by its division) makes the group fold its axes.
+  defp placed(%T{data: %Expr{op: op, args: [x, opts]}}, group) when op in @reductions do
+    axes = reduced_axes(x, opts)
 
-  defp in_domain?(%T{data: %Expr{op: op}}, _group) when op in @reductions, do: false
-  defp in_domain?(arg, group), do: arg.shape == group.shape
+    fits? =
+      x.shape == group.shape and opts[:keep_axes] == true and
+        (axes == group.reduce_axes or (group.reduce_axes == [] and foldable?(x.shape, axes)))
+
+    if fits?, do: {:ok, %{group | reduce_axes: axes}}, else: :error
+  end
+
+  defp placed(arg, group), do: if(arg.shape == group.shape, do: {:ok, group}, else: :error)
 
   # `arg` as a member: an inner one if the group's members are all its users, else an
   # extra output, where none of its outside users leads back to a member (the kernel

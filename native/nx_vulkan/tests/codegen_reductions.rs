@@ -234,3 +234,49 @@ fn reductions_that_would_compute_otherwise_are_refused() {
     };
     assert!(long.check().is_err(), "a row past MAX_REDUCED is accepted");
 }
+
+#[test]
+fn a_loss_row_with_exp_folds_as_the_ops_one_by_one() {
+    // A classifier's loss row: l = z + b; m = max(l, row); o = l - m; p = exp(o);
+    // q = sum(p, row): outputs o, p and q, as the Axon step's gradient reads them. exp is
+    // the math library's function of the unfused kernel (f32 through f64, and its fast
+    // path where the device takes it). (An f32 sum adds in f64: these sums are exact but
+    // where the last bits of the double sum could round to another f32, which the
+    // values here never meet.)
+    use nx_vulkan::ops::elementwise::{unary, UnaryOp};
+    let f = DType::F32;
+    let shape = [128, 10];
+    let z = upload(f, &shape, &values(1280, 21, true));
+    let b = upload(f, &[10], &values(10, 22, false));
+    let group = Group {
+        shape: shape.to_vec(),
+        reduce_axes: vec![1],
+        inputs: vec![
+            contiguous(f, &shape),
+            View {
+                dtype: f,
+                strides: vec![0, 1],
+                offset: 0,
+            },
+        ],
+        nodes: vec![
+            Node::Input(0),
+            Node::Input(1),
+            Node::Binary(BinaryOp::Add, 0, 1, f),
+            Node::Reduce(ReduceOp::Max, 2, f),
+            Node::Binary(BinaryOp::Subtract, 2, 3, f),
+            Node::Unary(UnaryOp::Exp, 4, f),
+            Node::Reduce(ReduceOp::Sum, 5, f),
+        ],
+        outputs: vec![4, 5, 6],
+    };
+    let got = run(&group, &[&z, &b], "loss row");
+    let l = binary(BinaryOp::Add, &z, &b, &shape, f).unwrap();
+    let m = reduce(ReduceOp::Max, &l, Some(&[1]), true, f).unwrap();
+    let o = binary(BinaryOp::Subtract, &l, &m, &shape, f).unwrap();
+    let p = unary(UnaryOp::Exp, &o, f).unwrap();
+    let q = reduce(ReduceOp::Sum, &p, Some(&[1]), false, f).unwrap();
+    assert_same("l - max", f, &got[0], &o);
+    assert_same("exp", f, &got[1], &p);
+    assert_same("row sums of exp", f, &got[2], &q);
+}

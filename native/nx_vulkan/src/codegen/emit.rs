@@ -64,7 +64,7 @@ pub(super) struct Emitter<'l> {
 
 impl<'l> Emitter<'l> {
     fn new(library: &'l Library, class: Compute, group: &Group) -> Result<Self> {
-        let (module, specialized) = specialized(library, group)?;
+        let (module, specialized) = specialized(library, group, class)?;
         let mut b = Builder::new_from_module(module);
         let uint = b.type_int(32, 0);
         let int = b.type_int(32, 1);
@@ -131,7 +131,7 @@ impl<'l> Emitter<'l> {
         self.b
             .begin_function(void, Some(self.main_id), FunctionControl::NONE, fn_void)?;
         self.b.begin_block(None)?;
-        for name in callees(group) {
+        for name in callees(group, self.class) {
             if !self.callees.contains_key(&name) {
                 let callee = self.callee(&name)?;
                 self.callees.insert(name, callee);
@@ -139,6 +139,12 @@ impl<'l> Emitter<'l> {
         }
         // (Function variables belong at the start of the first block.)
         let accumulators = self.accumulators(group)?;
+        // The math library's state (dd_one, the workgroup's tables), set by every
+        // invocation before any diverges.
+        let (_, init) = math_names();
+        if self.callees.contains_key(init) {
+            self.call(init, &[])?;
+        }
 
         // The first element and the grid's stride: global_index() and global_threads().
         let (global_id, num_groups) = (self.library.global_id, self.library.num_groups);
@@ -318,6 +324,10 @@ impl<'l> Emitter<'l> {
                     &[addrs[k], ty, index],
                 )?
             }
+            Node::Unary(op, a, out) if is_math(op, self.class) => {
+                let ty = self.u32(out.code());
+                self.call(math_names().0, &[values[&a], ty])?
+            }
             Node::Unary(op, a, _) => {
                 let name = unary_function(op);
                 let code = self.u32(code_of(&name));
@@ -456,6 +466,31 @@ impl<'l> Emitter<'l> {
     }
 }
 
+/// The math library's functions that generated kernels call (shaders/codegen/lib.comp),
+/// unspecialised: each op's and the start of main's.
+const MATH: [&str; 4] = ["math_exp", "math_exp_fast", "math_init", "math_init_fast"];
+
+/// Whether a unary op runs the math library in class `class`, as its unfused kernel does
+/// (`UnaryOp::kernel`: f64, or f32 through f64, where lib.comp has `math_*`; `Group::check`
+/// accepts exp there): exp, so far.
+fn is_math(op: UnaryOp, class: Compute) -> bool {
+    op == UnaryOp::Exp
+        && matches!(
+            op.kernel(class),
+            crate::kernels::Kernel::F64Math(_) | crate::kernels::Kernel::F32ViaF64(_)
+        )
+}
+
+/// exp's function and main's initialiser: with exp32.glsl's fast path where the unfused
+/// f32 kernel takes it (`ops::exp_fast_path`).
+fn math_names() -> (&'static str, &'static str) {
+    if crate::ops::exp_fast_path() {
+        ("math_exp_fast", "math_init_fast")
+    } else {
+        ("math_exp", "math_init")
+    }
+}
+
 /// The library's function for a unary op (`unary_<code>`; on real values the conjugate is
 /// the value and the imaginary part zero, as `ops::elementwise::unary` runs them).
 fn unary_function(op: UnaryOp) -> String {
@@ -493,6 +528,7 @@ fn generic(name: &str) -> (&'static str, usize) {
 fn specialized(
     library: &Library,
     group: &Group,
+    class: Compute,
 ) -> Result<(dr::Module, HashMap<String, Function>)> {
     let mut module = library.kernel_module();
     let uint = module
@@ -509,11 +545,11 @@ fn specialized(
         .ok_or_else(|| Error::Vulkan("the generated-kernel library has no uint".into()))?;
     let mut next = module.header.as_ref().map_or(1, |h| h.bound);
     let mut functions = HashMap::new();
-    for name in callees(group) {
+    for name in callees(group, class) {
         if functions.contains_key(&name) {
             continue;
         }
-        if super::reduction::LIBRARY.contains(&name.as_str()) {
+        if super::reduction::LIBRARY.contains(&name.as_str()) || MATH.contains(&name.as_str()) {
             functions.insert(name.clone(), library.function(&name)?.clone());
             continue;
         }
@@ -544,12 +580,13 @@ fn specialized(
 
 /// The library functions `group`'s kernel calls: a load per input type, each op's
 /// function, a store per output type, by the names of their specialised copies.
-fn callees(group: &Group) -> Vec<String> {
+fn callees(group: &Group, class: Compute) -> Vec<String> {
     let mut names: Vec<String> = group
         .nodes
         .iter()
         .filter_map(|n| match *n {
             Node::Input(k) => Some(format!("load_{}", group.inputs[k].dtype.code())),
+            Node::Unary(op, _, _) if is_math(op, class) => None,
             Node::Unary(op, _, _) => Some(unary_function(op)),
             Node::Binary(op, _, _, _) => Some(format!("binary_{}", op as u32)),
             Node::Constant(..) | Node::Select(..) | Node::Reduce(..) => None,
@@ -557,6 +594,14 @@ fn callees(group: &Group) -> Vec<String> {
         .collect();
     if group.nodes.iter().any(|n| matches!(n, Node::Reduce(..))) {
         names.extend(super::reduction::LIBRARY.iter().map(|f| f.to_string()));
+    }
+    if group
+        .nodes
+        .iter()
+        .any(|n| matches!(n, Node::Unary(op, ..) if is_math(*op, class)))
+    {
+        let (exp, init) = math_names();
+        names.extend([exp.to_string(), init.to_string()]);
     }
     names.extend(
         group

@@ -298,7 +298,11 @@ impl Group {
                     // A float function of integers: `unary` computes it in f64 where the
                     // integers may not fit the float type (`exact_float`).
                     let widened = op != UnaryOp::Identity && may_widen(out, &[t]);
-                    if widened || !op.supported(c) || op.kernel(c) != Kernel::Unary(c) {
+                    // The math library's exp runs in the f64 class and in f32 through f64
+                    // (shaders/codegen/lib.comp's `math_exp`, the unfused kernel's code).
+                    let math = op == UnaryOp::Exp
+                        && matches!(op.kernel(c), Kernel::F64Math(_) | Kernel::F32ViaF64(_));
+                    if widened || !op.supported(c) || op.kernel(c) != Kernel::Unary(c) && !math {
                         return Err(unfusable(i, op.name(), c));
                     }
                     exact_result(i, read[i], out, c, op.is_predicate())?;

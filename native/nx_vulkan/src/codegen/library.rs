@@ -226,7 +226,12 @@ pub fn finish(module: &mut dr::Module, main: Word) {
 /// multiply with the next op's add there; inlined into one `main`, a driver could (one
 /// rounding where the ops round twice). Within an op the static kernels mark what must
 /// not be fused themselves (`precise`), and exact steps round the same fused or not.
+/// The math library's functions (`math_*` and what they call) are left as their static
+/// kernels compile them, where a driver may fuse a series' steps: marked here, they
+/// could round differently; their operands and results meet other ops only through
+/// marked instructions (or, in f32, through the bits).
 fn forbid_contraction(module: &mut dr::Module) {
+    let math = math_functions(module);
     const FLOAT_ARITHMETIC: [Op; 7] = [
         Op::FAdd,
         Op::FSub,
@@ -250,6 +255,12 @@ fn forbid_contraction(module: &mut dr::Module) {
     let ids: Vec<Word> = module
         .functions
         .iter()
+        .filter(|f| {
+            f.def
+                .as_ref()
+                .and_then(|d| d.result_id)
+                .is_none_or(|id| !math.contains(&id))
+        })
         .flat_map(|f| f.blocks.iter().flat_map(|b| &b.instructions))
         .filter(|i| FLOAT_ARITHMETIC.contains(&i.class.opcode))
         .filter_map(|i| i.result_id)
@@ -266,4 +277,45 @@ fn forbid_contraction(module: &mut dr::Module) {
             ],
         ));
     }
+}
+
+/// The math library's functions in `module`: those named `math_*` but main's
+/// initialisers (`math_init*`, which compute nothing), and every function they call.
+fn math_functions(module: &dr::Module) -> HashSet<Word> {
+    let by_id: HashMap<Word, usize> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i)))
+        .collect();
+    let mut todo: Vec<Word> = module
+        .debug_names
+        .iter()
+        .filter_map(|n| match n.operands.as_slice() {
+            [Operand::IdRef(id), Operand::LiteralString(s)]
+                if s.starts_with("math_") && !s.starts_with("math_init") =>
+            {
+                Some(*id)
+            }
+            _ => None,
+        })
+        .filter(|id| by_id.contains_key(id))
+        .collect();
+    let mut reached: HashSet<Word> = todo.iter().copied().collect();
+    while let Some(f) = todo.pop() {
+        for inst in module.functions[by_id[&f]]
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+        {
+            if inst.class.opcode == Op::FunctionCall {
+                if let Some(callee) = id_operand(inst, 0) {
+                    if by_id.contains_key(&callee) && reached.insert(callee) {
+                        todo.push(callee);
+                    }
+                }
+            }
+        }
+    }
+    reached
 }
