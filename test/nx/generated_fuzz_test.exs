@@ -20,7 +20,7 @@ defmodule Nx.Vulkan.GeneratedFuzzTest do
 
   @types [{:f, 32}, {:f, 64}, {:s, 32}, {:u, 32}, {:s, 64}, {:u, 8}, {:s, 16}, {:f, 16}]
   @unary [:negate, :abs, :sign, :ceil, :floor, :round, :sqrt]
-  @float_unary [:is_nan, :is_infinity]
+  @float_unary [:is_nan, :is_infinity, :exp]
   @int_unary [:bitwise_not]
   @binary [:add, :subtract, :multiply, :divide, :min, :max]
   @compare [:equal, :not_equal, :greater, :less, :greater_equal, :less_equal]
