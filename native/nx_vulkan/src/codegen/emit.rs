@@ -7,6 +7,7 @@
 
 use super::ir::{constant_bits, Group, Node};
 use super::library::{finish, Function, Library};
+use super::math::{is_math, math_names, MATH};
 use super::specialize::specialize;
 use crate::dtype::{Compute, DType};
 use crate::error::{Error, Result};
@@ -463,31 +464,6 @@ impl<'l> Emitter<'l> {
             }
         }
         Ok(acc)
-    }
-}
-
-/// The math library's functions that generated kernels call (shaders/codegen/lib.comp),
-/// unspecialised: each op's and the start of main's.
-const MATH: [&str; 4] = ["math_exp", "math_exp_fast", "math_init", "math_init_fast"];
-
-/// Whether a unary op runs the math library in class `class`, as its unfused kernel does
-/// (`UnaryOp::kernel`: f64, or f32 through f64, where lib.comp has `math_*`; `Group::check`
-/// accepts exp there): exp, so far.
-fn is_math(op: UnaryOp, class: Compute) -> bool {
-    op == UnaryOp::Exp
-        && matches!(
-            op.kernel(class),
-            crate::kernels::Kernel::F64Math(_) | crate::kernels::Kernel::F32ViaF64(_)
-        )
-}
-
-/// exp's function and main's initialiser: with exp32.glsl's fast path where the unfused
-/// f32 kernel takes it (`ops::exp_fast_path`).
-fn math_names() -> (&'static str, &'static str) {
-    if crate::ops::exp_fast_path() {
-        ("math_exp_fast", "math_init_fast")
-    } else {
-        ("math_exp", "math_init")
     }
 }
 

@@ -300,8 +300,7 @@ impl Group {
                     let widened = op != UnaryOp::Identity && may_widen(out, &[t]);
                     // The math library's exp runs in the f64 class and in f32 through f64
                     // (shaders/codegen/lib.comp's `math_exp`, the unfused kernel's code).
-                    let math = op == UnaryOp::Exp
-                        && matches!(op.kernel(c), Kernel::F64Math(_) | Kernel::F32ViaF64(_));
+                    let math = super::math::is_math(op, c);
                     if widened || !op.supported(c) || op.kernel(c) != Kernel::Unary(c) && !math {
                         return Err(unfusable(i, op.name(), c));
                     }

@@ -11,6 +11,7 @@
 mod emit;
 pub mod ir;
 mod library;
+mod math;
 mod reduction;
 mod specialize;
 
