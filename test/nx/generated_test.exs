@@ -84,6 +84,12 @@ defmodule Nx.Vulkan.GeneratedTest do
     e / Nx.sum(e, axes: [1], keep_axes: true)
   end
 
+  # Constants that Nx broadcasts to the domain beside reductions: a reduction of one is
+  # not generated, and neither is a value of the domain's shape read from reductions and
+  # constants alone (the kernel would give it once per row).
+  defn(sum_of_constant(x), do: x / Nx.sum(Nx.broadcast(2.0, {4, 8}), axes: [1], keep_axes: true))
+  defn(sum_plus_constant(x), do: Nx.sum(x * 3.0, axes: [1], keep_axes: true) + Nx.broadcast(2.0, {4, 8}))
+
   defn outer_and_inner(x) do
     {Nx.reduce_min(Nx.abs(x) - 1.0, axes: [0, 2]), Nx.reduce_max(x * 3.0, axes: [0, 2], keep_axes: true)}
   end
@@ -152,6 +158,11 @@ defmodule Nx.Vulkan.GeneratedTest do
       assert_same_bytes(got, evaluated(fun, args))
       # (fused.comp also runs a softmax as one launch.)
       assert n == expected and n <= without, "#{inspect(fun)}: #{n} launches, #{without} without"
+    end
+
+    for fun <- [&sum_of_constant/1, &sum_plus_constant/1] do
+      x = data({4, 8}, {:f, 32}, 50)
+      assert_same_bytes(Nx.Defn.jit(fun, compiler: Nx.Vulkan.Compiler).(x), evaluated(fun, [x]))
     end
 
     # An f64 sum's last bit follows the order of its additions (one invocation in order,

@@ -29,6 +29,8 @@ defmodule Nx.Vulkan.Compiler.Generation do
 
   @types [{:f, 32}, {:f, 64}, {:s, 32}, {:u, 32}, {:s, 64}, {:u, 64}]
   @reductions [:sum, :product, :reduce_max, :reduce_min]
+  @reduction_names Enum.map(@reductions, &Atom.to_string/1)
+  @binary_names Generated.binary_ops()
   # A generated reduction folds each output point with one invocation. Where the folded
   # axes end the shape (rows), neighbouring invocations read a row apart: rows longer
   # than @max_row stay with the reduction kernels and fused.comp, which fold a row with a
@@ -141,9 +143,11 @@ defmodule Nx.Vulkan.Compiler.Generation do
   # The type a node computes in, where it can be a member. A comparison computes in its
   # operands' type (constants take it). A reduction folds a tensor of its own type (the
   # engine's reduction kernels would compute in it) along at most @max_folded elements.
+  # (A reduction of a constant, which Nx may give the domain's shape, is not generated:
+  # the kernel holds a constant once, not per element.)
   defp class_of(%T{type: type, data: %Expr{op: op, args: [%T{type: type} = x, opts]}})
        when op in @reductions and type in @types do
-    if foldable?(x.shape, reduced_axes(x, opts)), do: {:ok, type}, else: :error
+    if not constant?(x) and foldable?(x.shape, reduced_axes(x, opts)), do: {:ok, type}, else: :error
   end
 
   defp class_of(%T{data: %Expr{op: op}}) when op in @reductions, do: :error
@@ -272,7 +276,7 @@ defmodule Nx.Vulkan.Compiler.Generation do
     axes = reduced_axes(x, opts)
 
     fits? =
-      x.shape == group.shape and opts[:keep_axes] == true and
+      x.shape == group.shape and opts[:keep_axes] == true and not constant?(x) and
         (axes == group.reduce_axes or (group.reduce_axes == [] and foldable?(x.shape, axes)))
 
     if fits?, do: {:ok, %{group | reduce_axes: axes}}, else: :error
@@ -353,10 +357,38 @@ defmodule Nx.Vulkan.Compiler.Generation do
     ops = Enum.count(program.nodes, fn {name, _, _, _, _, _} -> name not in ["input", "constant"] end)
 
     if ops >= 2 and operands_fit?(group.root, group.type) and program.inputs != [] and
-         within_limits?(program) and not round_trip?(group, program),
+         within_limits?(program) and not round_trip?(group, program) and shapes_kept?(group, program),
        do: {:ok, Map.put(group, :program, program)},
        else: :error
   end
+
+  # Whether each output comes back in its own shape. The engine computes a node that
+  # reads only reductions and constants once per output point (`Group::per_output`) and
+  # stores it in the kept axes' shape: right for a reduction, not for a value of the
+  # domain's shape (a sum plus a constant Nx broadcast to the domain).
+  defp shapes_kept?(%{reduce_axes: []}, _program), do: true
+
+  defp shapes_kept?(group, program) do
+    per_point =
+      Enum.reduce(program.nodes, {}, fn {name, _, _, _, _, _} = node, per ->
+        p =
+          cond do
+            name == "input" -> false
+            name == "constant" or name in @reduction_names -> true
+            true -> node |> operand_nodes() |> Enum.all?(&elem(per, &1))
+          end
+
+        Tuple.insert_at(per, tuple_size(per), p)
+      end)
+
+    [group.root | group.extra]
+    |> Enum.zip(program.outputs)
+    |> Enum.all?(fn {t, o} -> not elem(per_point, o) or t.data.op in @reductions end)
+  end
+
+  defp operand_nodes({"select", p, a, b, _, _}), do: [p, a, b]
+  defp operand_nodes({name, a, b, _, _, _}) when name in @binary_names, do: [a, b]
+  defp operand_nodes({_name, a, _, _, _, _}), do: [a]
 
   # A conversion round trip, which the engine refuses (`Group::check_round_trips`): an
   # input of the other kind than the group's type (an integer its float rounds, or a
