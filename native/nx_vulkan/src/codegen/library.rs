@@ -169,30 +169,7 @@ pub(super) fn id_operand(inst: &dr::Instruction, at: usize) -> Option<Word> {
 /// Drops the functions that `main` does not reach, and the names and decorations of ids
 /// that no longer exist: the driver then compiles the kernel's own code only.
 pub fn finish(module: &mut dr::Module, main: Word) {
-    let by_id: HashMap<Word, usize> = module
-        .functions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i)))
-        .collect();
-    let mut reached = HashSet::from([main]);
-    let mut todo = vec![main];
-    while let Some(f) = todo.pop() {
-        let Some(&i) = by_id.get(&f) else { continue };
-        for inst in module.functions[i]
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-        {
-            if inst.class.opcode == Op::FunctionCall {
-                if let Some(callee) = id_operand(inst, 0) {
-                    if reached.insert(callee) {
-                        todo.push(callee);
-                    }
-                }
-            }
-        }
-    }
+    let reached = reachable(module, [main]);
     module.functions.retain(|f| {
         f.def
             .as_ref()
@@ -282,13 +259,7 @@ fn forbid_contraction(module: &mut dr::Module) {
 /// The math library's functions in `module`: those named `math_*` but main's
 /// initialisers (`math_init*`, which compute nothing), and every function they call.
 fn math_functions(module: &dr::Module) -> HashSet<Word> {
-    let by_id: HashMap<Word, usize> = module
-        .functions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i)))
-        .collect();
-    let mut todo: Vec<Word> = module
+    let roots = module
         .debug_names
         .iter()
         .filter_map(|n| match n.operands.as_slice() {
@@ -298,7 +269,21 @@ fn math_functions(module: &dr::Module) -> HashSet<Word> {
                 Some(*id)
             }
             _ => None,
-        })
+        });
+    reachable(module, roots)
+}
+
+/// The functions `roots` name (of those the module defines) and every function they
+/// call, directly or not.
+fn reachable(module: &dr::Module, roots: impl IntoIterator<Item = Word>) -> HashSet<Word> {
+    let by_id: HashMap<Word, usize> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i)))
+        .collect();
+    let mut todo: Vec<Word> = roots
+        .into_iter()
         .filter(|id| by_id.contains_key(id))
         .collect();
     let mut reached: HashSet<Word> = todo.iter().copied().collect();
